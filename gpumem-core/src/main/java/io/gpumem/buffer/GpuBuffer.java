@@ -1,0 +1,199 @@
+package io.gpumem.buffer;
+
+import java.lang.ref.Reference;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.Objects;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * A block of GPU (or emulated) memory lent to its user until {@link #close()}: the handle kernels and
+ * copies work on.
+ * <p>
+ * Copies to and from Java arrays are checked against the buffer's {@link #size()} and the array's
+ * bounds. {@code close()} is idempotent and returns the memory to where it came from; any use after it
+ * throws an {@link IllegalStateException} and never touches the memory. A buffer is meant to be used by
+ * one thread at a time; handing it to another thread needs the usual happens-before edge.
+ */
+public abstract class GpuBuffer implements AutoCloseable {
+
+	/** The usable size in bytes: what was asked for, which may be less than the block behind it. */
+	public abstract long size();
+
+	/** The kind of memory behind this buffer. */
+	public abstract MemoryKind kind();
+
+	/** Whether {@link #close()} has been called. */
+	public abstract boolean isClosed();
+
+	/** Returns the memory to where it came from; a second call does nothing. */
+	@Override
+	public abstract void close();
+
+	/**
+	 * The memory behind this buffer.
+	 * @throws IllegalStateException if the buffer is closed
+	 */
+	protected abstract Allocation allocation();
+
+	/**
+	 * The native handle of the memory, as JDBC's {@code unwrap}: a native-order {@link ByteBuffer} of
+	 * {@link #size()} bytes on the host backend. The handle is a view: it must not be used after close.
+	 * @throws IllegalArgumentException if the backend has no handle of that type
+	 */
+	public <T> T unwrap(Class<T> type) {
+		try {
+			T handle = allocation().unwrap(type);
+			if (handle instanceof ByteBuffer buffer) {
+				return type.cast(buffer.slice(0, Math.toIntExact(size())).order(ByteOrder.nativeOrder()));
+			}
+			return handle;
+		}
+		finally {
+			Reference.reachabilityFence(this);
+		}
+	}
+
+	public void copyFrom(byte[] src) {
+		copyFrom(0, src, 0, src.length);
+	}
+
+	public void copyFrom(int[] src) {
+		copyFrom(0, src, 0, src.length);
+	}
+
+	public void copyFrom(long[] src) {
+		copyFrom(0, src, 0, src.length);
+	}
+
+	public void copyFrom(float[] src) {
+		copyFrom(0, src, 0, src.length);
+	}
+
+	public void copyFrom(double[] src) {
+		copyFrom(0, src, 0, src.length);
+	}
+
+	/** Copies {@code length} elements of {@code src} from {@code srcIndex} into this buffer at {@code byteOffset}. */
+	public void copyFrom(long byteOffset, byte[] src, int srcIndex, int length) {
+		copyIn(byteOffset, src, src.length, srcIndex, length, ElementType.BYTE);
+	}
+
+	/** Copies {@code length} elements of {@code src} from {@code srcIndex} into this buffer at {@code byteOffset}. */
+	public void copyFrom(long byteOffset, int[] src, int srcIndex, int length) {
+		copyIn(byteOffset, src, src.length, srcIndex, length, ElementType.INT);
+	}
+
+	/** Copies {@code length} elements of {@code src} from {@code srcIndex} into this buffer at {@code byteOffset}. */
+	public void copyFrom(long byteOffset, long[] src, int srcIndex, int length) {
+		copyIn(byteOffset, src, src.length, srcIndex, length, ElementType.LONG);
+	}
+
+	/** Copies {@code length} elements of {@code src} from {@code srcIndex} into this buffer at {@code byteOffset}. */
+	public void copyFrom(long byteOffset, float[] src, int srcIndex, int length) {
+		copyIn(byteOffset, src, src.length, srcIndex, length, ElementType.FLOAT);
+	}
+
+	/** Copies {@code length} elements of {@code src} from {@code srcIndex} into this buffer at {@code byteOffset}. */
+	public void copyFrom(long byteOffset, double[] src, int srcIndex, int length) {
+		copyIn(byteOffset, src, src.length, srcIndex, length, ElementType.DOUBLE);
+	}
+
+	public void copyTo(byte[] dst) {
+		copyTo(0, dst, 0, dst.length);
+	}
+
+	public void copyTo(int[] dst) {
+		copyTo(0, dst, 0, dst.length);
+	}
+
+	public void copyTo(long[] dst) {
+		copyTo(0, dst, 0, dst.length);
+	}
+
+	public void copyTo(float[] dst) {
+		copyTo(0, dst, 0, dst.length);
+	}
+
+	public void copyTo(double[] dst) {
+		copyTo(0, dst, 0, dst.length);
+	}
+
+	/** Copies {@code length} elements from this buffer at {@code byteOffset} into {@code dst} from {@code dstIndex}. */
+	public void copyTo(long byteOffset, byte[] dst, int dstIndex, int length) {
+		copyOut(byteOffset, dst, dst.length, dstIndex, length, ElementType.BYTE);
+	}
+
+	/** Copies {@code length} elements from this buffer at {@code byteOffset} into {@code dst} from {@code dstIndex}. */
+	public void copyTo(long byteOffset, int[] dst, int dstIndex, int length) {
+		copyOut(byteOffset, dst, dst.length, dstIndex, length, ElementType.INT);
+	}
+
+	/** Copies {@code length} elements from this buffer at {@code byteOffset} into {@code dst} from {@code dstIndex}. */
+	public void copyTo(long byteOffset, long[] dst, int dstIndex, int length) {
+		copyOut(byteOffset, dst, dst.length, dstIndex, length, ElementType.LONG);
+	}
+
+	/** Copies {@code length} elements from this buffer at {@code byteOffset} into {@code dst} from {@code dstIndex}. */
+	public void copyTo(long byteOffset, float[] dst, int dstIndex, int length) {
+		copyOut(byteOffset, dst, dst.length, dstIndex, length, ElementType.FLOAT);
+	}
+
+	/** Copies {@code length} elements from this buffer at {@code byteOffset} into {@code dst} from {@code dstIndex}. */
+	public void copyTo(long byteOffset, double[] dst, int dstIndex, int length) {
+		copyOut(byteOffset, dst, dst.length, dstIndex, length, ElementType.DOUBLE);
+	}
+
+	/** Sets every byte of the buffer to {@code value}. */
+	public void fill(byte value) {
+		fill(0, size(), value);
+	}
+
+	/** Sets {@code byteCount} bytes from {@code byteOffset} to {@code value}. */
+	public void fill(long byteOffset, long byteCount, byte value) {
+		checkRange(byteOffset, byteCount, () -> "fill of " + byteCount + " bytes");
+		try {
+			allocation().fill(byteOffset, byteCount, value);
+		}
+		finally {
+			Reference.reachabilityFence(this);
+		}
+	}
+
+	private void copyIn(long byteOffset, Object array, int arrayLength, int index, int length, ElementType type) {
+		checkCopy(byteOffset, arrayLength, index, length, type);
+		try {
+			allocation().copyFromHost(byteOffset, array, index, length, type);
+		}
+		finally {
+			Reference.reachabilityFence(this);
+		}
+	}
+
+	private void copyOut(long byteOffset, Object array, int arrayLength, int index, int length, ElementType type) {
+		checkCopy(byteOffset, arrayLength, index, length, type);
+		try {
+			allocation().copyToHost(byteOffset, array, index, length, type);
+		}
+		finally {
+			Reference.reachabilityFence(this);
+		}
+	}
+
+	private void checkCopy(long byteOffset, int arrayLength, int index, int length, ElementType type) {
+		Objects.checkFromIndexSize(index, length, arrayLength);
+		checkRange(byteOffset, (long) length * type.bytes(),
+				() -> "copy of " + length + " " + type + " elements (" + (long) length * type.bytes() + " bytes)");
+	}
+
+	private void checkRange(long byteOffset, long byteCount, java.util.function.Supplier<String> what) {
+		if (byteOffset < 0 || byteCount < 0 || byteCount > size() - byteOffset) {
+			throw new IndexOutOfBoundsException(what.get() + " at byte offset " + byteOffset
+					+ " must lie within the buffer's " + size() + " bytes");
+		}
+	}
+
+}

@@ -1,0 +1,101 @@
+package io.gpumem.host;
+
+import java.util.EnumMap;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * An emulated device in off-heap memory: the embedded backend used when no CUDA device is present.
+ * <p>
+ * DEVICE and UNIFIED allocations share the device's capacity and PINNED allocations draw on a capacity
+ * of their own. Both are enforced exactly, so running out behaves as on a card: the allocation that
+ * would exceed the capacity fails with a {@link io.gpumem.memory.GpuOutOfMemoryException}.
+ * <p>
+ * Memory is held in direct {@link java.nio.ByteBuffer}s. A freed block is given back to the emulated
+ * device at once; its native memory returns to the operating system when the garbage collector
+ * reclaims the buffer. That choice means no access, even a racing one after a free, ever touches
+ * unmapped memory, and every copy is bounds-checked by the JDK.
+ */
+public final class HostBackend {
+
+	/** The largest single block: one direct buffer is indexed by an int. */
+	public static final long MAX_BLOCK_BYTES = Integer.MAX_VALUE - 8;
+
+	private final Map<MemoryKind, HostAllocator> allocators = new EnumMap<>(MemoryKind.class);
+
+	/** An emulated device of the given capacity, with as many bytes again of pinned host memory. */
+	public HostBackend(long capacityBytes) {
+		this(capacityBytes, capacityBytes);
+	}
+
+	/** An emulated device of the given capacity and a pinned-memory capacity of its own. */
+	public HostBackend(long capacityBytes, long pinnedCapacityBytes) {
+		requirePositive("host capacity", capacityBytes);
+		requirePositive("host pinned capacity", pinnedCapacityBytes);
+		Capacity device = new Capacity(capacityBytes);
+		this.allocators.put(MemoryKind.DEVICE, new HostAllocator(MemoryKind.DEVICE, device));
+		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device));
+		this.allocators.put(MemoryKind.PINNED,
+				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes)));
+	}
+
+	/** The allocator for one kind of memory. */
+	public MemoryAllocator allocator(MemoryKind kind) {
+		return this.allocators.get(kind);
+	}
+
+	/** Free and total bytes of the emulated device (DEVICE and UNIFIED memory together). */
+	public MemoryInfo memoryInfo() {
+		return this.allocators.get(MemoryKind.DEVICE).memoryInfo();
+	}
+
+	@Override
+	public String toString() {
+		return "host backend (capacity " + ByteSizes.format(memoryInfo().totalBytes()) + ")";
+	}
+
+	private static void requirePositive(String name, long bytes) {
+		if (bytes <= 0) {
+			throw new IllegalArgumentException(name + " must be positive: " + bytes);
+		}
+	}
+
+	/** Bytes of one emulated memory, reserved and released exactly. */
+	static final class Capacity {
+
+		private final long totalBytes;
+
+		private final AtomicLong usedBytes = new AtomicLong();
+
+		Capacity(long totalBytes) {
+			this.totalBytes = totalBytes;
+		}
+
+		boolean tryReserve(long bytes) {
+			long used;
+			do {
+				used = this.usedBytes.get();
+				if (bytes > this.totalBytes - used) {
+					return false;
+				}
+			}
+			while (!this.usedBytes.compareAndSet(used, used + bytes));
+			return true;
+		}
+
+		void release(long bytes) {
+			this.usedBytes.addAndGet(-bytes);
+		}
+
+		MemoryInfo info() {
+			return new MemoryInfo(this.totalBytes - this.usedBytes.get(), this.totalBytes);
+		}
+
+	}
+
+}

@@ -1,0 +1,31 @@
+package io.gpumem.memory;
+
+/**
+ * One block of memory handed out by a {@link MemoryAllocator}, with the primitive operations its
+ * backend supports. Offsets and lengths are checked by the callers in {@code io.gpumem.buffer}; an
+ * allocation checks only that it has not been freed.
+ */
+public interface Allocation {
+
+	/** Size of the block in bytes. */
+	long size();
+
+	/** The kind of memory of the block. */
+	MemoryKind kind();
+
+	/**
+	 * The backend's native handle, such as a {@code java.nio.ByteBuffer} on the host backend.
+	 * @throws IllegalArgumentException if the backend has no handle of that type
+	 */
+	<T> T unwrap(Class<T> type);
+
+	/** Copies {@code count} elements of a primitive array into the block at {@code byteOffset}. */
+	void copyFromHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type);
+
+	/** Copies {@code count} elements from the block at {@code byteOffset} into a primitive array. */
+	void copyToHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type);
+
+	/** Sets {@code byteCount} bytes from {@code byteOffset} to {@code value}. */
+	void fill(long byteOffset, long byteCount, byte value);
+
+}

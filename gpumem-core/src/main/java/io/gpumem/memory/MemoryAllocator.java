@@ -1,0 +1,34 @@
+package io.gpumem.memory;
+
+/**
+ * Allocates and frees blocks of one memory kind: the small interface every backend implements and
+ * every decorator in {@code io.gpumem.allocator} wraps (RMM's {@code memory_resource}).
+ * Implementations are safe for use by many threads.
+ */
+public interface MemoryAllocator {
+
+	/** The kind of memory this allocator hands out. */
+	MemoryKind kind();
+
+	/**
+	 * Allocates a block of exactly {@code bytes} bytes.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive or exceeds what the backend supports
+	 * @throws GpuOutOfMemoryException if the memory is not available
+	 */
+	Allocation allocate(long bytes);
+
+	/**
+	 * Frees a block this allocator (or the one it decorates) handed out.
+	 * @throws IllegalStateException if the block was already freed
+	 */
+	void free(Allocation allocation);
+
+	/** Free and total bytes of the device behind this allocator. */
+	MemoryInfo memoryInfo();
+
+	/** A description for logs and diagnostics, such as "host DEVICE (capacity 4.00 GiB)". */
+	default String describe() {
+		return getClass().getSimpleName() + " " + kind();
+	}
+
+}

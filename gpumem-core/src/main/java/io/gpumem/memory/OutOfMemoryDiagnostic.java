@@ -1,0 +1,64 @@
+package io.gpumem.memory;
+
+/**
+ * What was known when an allocation was refused: the figures PyTorch's out-of-memory message gives.
+ *
+ * @param kind the kind of memory asked for
+ * @param requestedBytes bytes asked for (after rounding up to a size class)
+ * @param capacityBytes the device's capacity, or -1 if unknown
+ * @param freeBytes the device's free bytes, or -1 if unknown
+ * @param inUseBytes bytes in use by this process's buffers, or -1 if unknown
+ * @param cachedBytes bytes cached (reserved but free) by this process's pools, or -1 if unknown
+ * @param limitBytes the byte budget this process may hold, or -1 if none
+ * @param largestClassBytes the largest pool size class, or -1 where no pool is involved
+ * @param reason the layer that refused and why
+ */
+public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long capacityBytes, long freeBytes,
+		long inUseBytes, long cachedBytes, long limitBytes, long largestClassBytes, String reason) {
+
+	/** A diagnostic with only what an allocator knows; pools fill in the rest. */
+	public static OutOfMemoryDiagnostic of(MemoryKind kind, long requestedBytes, MemoryInfo info, long limitBytes,
+			String reason) {
+		return new OutOfMemoryDiagnostic(kind, requestedBytes, (info != null) ? info.totalBytes() : -1,
+				(info != null) ? info.freeBytes() : -1, -1, -1, limitBytes, -1, reason);
+	}
+
+	/** This diagnostic with the pool's view of the process added. */
+	public OutOfMemoryDiagnostic withPool(long inUseBytes, long cachedBytes, long largestClassBytes) {
+		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
+				inUseBytes, cachedBytes, this.limitBytes, largestClassBytes, this.reason);
+	}
+
+	/** The message of the exception, one sentence per known figure. */
+	public String describe() {
+		StringBuilder message = new StringBuilder("Out of ").append(this.kind).append(" memory: tried to allocate ")
+			.append(ByteSizes.format(this.requestedBytes)).append('.');
+		if (this.capacityBytes >= 0) {
+			message.append(" The device has a total capacity of ").append(ByteSizes.format(this.capacityBytes));
+			if (this.freeBytes >= 0) {
+				message.append(" of which ").append(ByteSizes.format(this.freeBytes)).append(" is free");
+			}
+			message.append('.');
+		}
+		if (this.inUseBytes >= 0) {
+			message.append(" This process has ").append(ByteSizes.format(this.inUseBytes)).append(" in use");
+			if (this.cachedBytes >= 0) {
+				message.append(" and ").append(ByteSizes.format(this.cachedBytes))
+					.append(" cached by its pools but unallocated");
+			}
+			message.append('.');
+		}
+		if (this.limitBytes >= 0) {
+			message.append(" Its limit is ").append(ByteSizes.format(this.limitBytes)).append('.');
+		}
+		if (this.largestClassBytes >= 0) {
+			message.append(" The largest pool size class is ").append(ByteSizes.format(this.largestClassBytes))
+				.append('.');
+		}
+		if (this.reason != null && !this.reason.isEmpty()) {
+			message.append(" (").append(this.reason).append(')');
+		}
+		return message.toString();
+	}
+
+}

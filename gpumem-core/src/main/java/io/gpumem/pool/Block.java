@@ -1,0 +1,65 @@
+package io.gpumem.pool;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.lang.ref.PhantomReference;
+import java.lang.ref.ReferenceQueue;
+
+import io.gpumem.memory.Allocation;
+
+/** A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. */
+final class Block {
+
+	static final VarHandle LEAK;
+
+	static {
+		try {
+			LEAK = MethodHandles.lookup().findVarHandle(Block.class, "leak", Leak.class);
+		}
+		catch (ReflectiveOperationException ex) {
+			throw new ExceptionInInitializerError(ex);
+		}
+	}
+
+	final Allocation allocation;
+
+	/** The size class, or -1 for a block allocated to the exact size of a request above the top class. */
+	final int classIndex;
+
+	final long size;
+
+	/** The pool's clock when the block was last cached: its place in least-recently-used order. */
+	long stamp;
+
+	/** Watches the buffer currently lending this block, while leak detection is on. */
+	Leak leak;
+
+	Block(Allocation allocation, int classIndex) {
+		this.allocation = allocation;
+		this.classIndex = classIndex;
+		this.size = allocation.size();
+	}
+
+	/**
+	 * Enqueued when the buffer lending a block becomes unreachable without having been closed. The
+	 * block references it while lent, which keeps it reachable for the garbage collector to enqueue.
+	 */
+	static final class Leak extends PhantomReference<PooledBuffer> {
+
+		final Block block;
+
+		final long requestedBytes;
+
+		/** Where the buffer was acquired; null unless leak detection is paranoid. */
+		final Throwable site;
+
+		Leak(PooledBuffer buffer, Block block, ReferenceQueue<PooledBuffer> queue, Throwable site) {
+			super(buffer, queue);
+			this.block = block;
+			this.requestedBytes = buffer.size();
+			this.site = site;
+		}
+
+	}
+
+}

@@ -1,0 +1,221 @@
+package io.gpumem.pool;
+
+import java.time.Duration;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+
+/**
+ * The settings of a {@link StratifiedMemoryPool}: its ladder, warm-up, caps, trimming, retries and leak
+ * detection. Built with {@link #builder(String)}; immutable.
+ */
+public final class PoolConfig {
+
+	private final String name;
+
+	private final SizeClassLadder sizeClasses;
+
+	private final Map<Long, Integer> warm;
+
+	private final Map<Long, Integer> maxCachedBuffers;
+
+	private final long maxCachedBytes;
+
+	private final Duration idleTrimAfter;
+
+	private final int oomRetries;
+
+	private final LeakDetection leakDetection;
+
+	private final int stripes;
+
+	private PoolConfig(Builder builder) {
+		this.name = builder.name;
+		this.sizeClasses = builder.sizeClasses;
+		this.warm = Map.copyOf(builder.warm);
+		this.maxCachedBuffers = Map.copyOf(builder.maxCachedBuffers);
+		this.maxCachedBytes = builder.maxCachedBytes;
+		this.idleTrimAfter = builder.idleTrimAfter;
+		this.oomRetries = builder.oomRetries;
+		this.leakDetection = builder.leakDetection;
+		this.stripes = builder.stripes;
+		for (Long size : this.warm.keySet()) {
+			requireClass("warm", size);
+		}
+		for (Long size : this.maxCachedBuffers.keySet()) {
+			requireClass("max-cached-buffers", size);
+		}
+	}
+
+	/** A builder with the {@link PoolPreset#DEFAULT} settings. */
+	public static Builder builder(String name) {
+		return new Builder(name);
+	}
+
+	public String name() {
+		return this.name;
+	}
+
+	public SizeClassLadder sizeClasses() {
+		return this.sizeClasses;
+	}
+
+	/** Buffers allocated into each class when the pool starts, by class size. */
+	public Map<Long, Integer> warm() {
+		return this.warm;
+	}
+
+	/** Most buffers cached per class, by class size; classes not listed are bounded by bytes only. */
+	public Map<Long, Integer> maxCachedBuffers() {
+		return this.maxCachedBuffers;
+	}
+
+	public long maxCachedBytes() {
+		return this.maxCachedBytes;
+	}
+
+	/** How long a cached buffer may go unused before it is released, or {@code null} for never. */
+	public Duration idleTrimAfter() {
+		return this.idleTrimAfter;
+	}
+
+	public int oomRetries() {
+		return this.oomRetries;
+	}
+
+	public LeakDetection leakDetection() {
+		return this.leakDetection;
+	}
+
+	/** Number of free-list stripes, a power of two. */
+	public int stripes() {
+		return this.stripes;
+	}
+
+	private void requireClass(String setting, long size) {
+		if (this.sizeClasses.exactIndexOf(size) < 0) {
+			throw new IllegalArgumentException(setting + " names " + size + " bytes, which is not a size class of pool '"
+					+ this.name + "': classes are " + this.sizeClasses);
+		}
+	}
+
+	/** Builds a {@link PoolConfig}; every setter validates its argument. */
+	public static final class Builder {
+
+		private final String name;
+
+		private SizeClassLadder sizeClasses;
+
+		private final Map<Long, Integer> warm = new TreeMap<>();
+
+		private final Map<Long, Integer> maxCachedBuffers = new TreeMap<>();
+
+		private long maxCachedBytes;
+
+		private Duration idleTrimAfter;
+
+		private int oomRetries = 1;
+
+		private LeakDetection leakDetection = LeakDetection.SIMPLE;
+
+		private int stripes = defaultStripes();
+
+		private Builder(String name) {
+			if (name == null || name.isBlank()) {
+				throw new IllegalArgumentException("pool name must not be blank");
+			}
+			this.name = name;
+			preset(PoolPreset.DEFAULT);
+		}
+
+		/** Replaces the ladder, warm-up, caps and byte cap with a preset's. */
+		public Builder preset(PoolPreset preset) {
+			this.warm.clear();
+			this.maxCachedBuffers.clear();
+			preset.applyTo(this);
+			return this;
+		}
+
+		/** Replaces the ladder; warm-up and caps of classes no longer in it are dropped. */
+		public Builder sizeClasses(SizeClassLadder ladder) {
+			this.sizeClasses = Objects.requireNonNull(ladder, "size classes");
+			this.warm.keySet().removeIf(size -> ladder.exactIndexOf(size) < 0);
+			this.maxCachedBuffers.keySet().removeIf(size -> ladder.exactIndexOf(size) < 0);
+			return this;
+		}
+
+		public Builder sizeClasses(long... sizes) {
+			return sizeClasses(SizeClassLadder.of(sizes));
+		}
+
+		/** Allocates {@code count} buffers of the class of {@code classSize} bytes at start. */
+		public Builder warm(long classSize, int count) {
+			if (count < 0) {
+				throw new IllegalArgumentException("warm count must not be negative: " + count);
+			}
+			this.warm.put(classSize, count);
+			return this;
+		}
+
+		/** Caches at most {@code count} buffers of the class of {@code classSize} bytes. */
+		public Builder maxCachedBuffers(long classSize, int count) {
+			if (count < 0) {
+				throw new IllegalArgumentException("max cached buffers must not be negative: " + count);
+			}
+			this.maxCachedBuffers.put(classSize, count);
+			return this;
+		}
+
+		/** Caches at most this many bytes in all classes together. */
+		public Builder maxCachedBytes(long bytes) {
+			if (bytes < 0) {
+				throw new IllegalArgumentException("max cached bytes must not be negative: " + bytes);
+			}
+			this.maxCachedBytes = bytes;
+			return this;
+		}
+
+		/** Releases cached buffers unused for this long; {@code null} or zero turns idle trimming off. */
+		public Builder idleTrimAfter(Duration idleTime) {
+			if (idleTime != null && idleTime.isNegative()) {
+				throw new IllegalArgumentException("idle trim time must not be negative: " + idleTime);
+			}
+			this.idleTrimAfter = (idleTime == null || idleTime.isZero()) ? null : idleTime;
+			return this;
+		}
+
+		/** How often an allocation the allocator refuses is retried after trimming cached memory. */
+		public Builder oomRetries(int retries) {
+			if (retries < 0) {
+				throw new IllegalArgumentException("oom retries must not be negative: " + retries);
+			}
+			this.oomRetries = retries;
+			return this;
+		}
+
+		public Builder leakDetection(LeakDetection level) {
+			this.leakDetection = Objects.requireNonNull(level, "leak detection");
+			return this;
+		}
+
+		/** Number of free-list stripes, rounded up to a power of two; by default twice the processors. */
+		public Builder stripes(int stripes) {
+			if (stripes <= 0 || stripes > (1 << 16)) {
+				throw new IllegalArgumentException("stripes must lie in [1, 65536]: " + stripes);
+			}
+			this.stripes = (stripes == 1) ? 1 : Integer.highestOneBit(stripes - 1) << 1;
+			return this;
+		}
+
+		public PoolConfig build() {
+			return new PoolConfig(this);
+		}
+
+		private static int defaultStripes() {
+			int wanted = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+			return Integer.highestOneBit(wanted - 1) << 1;
+		}
+
+	}
+
+}

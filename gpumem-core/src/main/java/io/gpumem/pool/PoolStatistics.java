@@ -1,0 +1,42 @@
+package io.gpumem.pool;
+
+import java.util.List;
+
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * An immutable snapshot of a pool: what the endpoint, the metrics binder and the health indicator
+ * read. At quiescence {@code inUseBytes + cachedBytes == reservedBytes}.
+ *
+ * @param name the pool's name
+ * @param kind the kind of memory it lends
+ * @param requests acquires, including those above the top size class
+ * @param hits acquires served from cached buffers
+ * @param misses acquires that went to the allocator ({@code requests == hits + misses})
+ * @param returns buffers closed back to the pool
+ * @param inUseBytes bytes of the buffers lent out, counted at their class size
+ * @param inUseBuffers buffers lent out
+ * @param cachedBytes bytes cached, ready to lend
+ * @param cachedBuffers buffers cached
+ * @param reservedBytes bytes the pool holds from its allocator
+ * @param peakReservedBytes the highest {@code reservedBytes} seen
+ * @param trimmedBytes bytes given back to the allocator by trims, idle trims and caps
+ * @param allocationFailures acquires that failed for want of memory, after retries
+ * @param leakedBuffers buffers reclaimed after becoming unreachable without close
+ * @param sizeClasses one row per size class, smallest first
+ */
+public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long returns,
+		long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
+		long peakReservedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers,
+		List<SizeClassStatistics> sizeClasses) {
+
+	public PoolStatistics {
+		sizeClasses = List.copyOf(sizeClasses);
+	}
+
+	/** Hits over requests, 0 before the first request. */
+	public double hitRate() {
+		return (this.requests != 0) ? (double) this.hits / this.requests : 0.0;
+	}
+
+}

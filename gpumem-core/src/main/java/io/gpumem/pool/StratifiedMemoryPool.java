@@ -1,0 +1,654 @@
+package io.gpumem.pool;
+
+import java.lang.ref.ReferenceQueue;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * A pool of buffers in size classes over any {@link MemoryAllocator}: requests round up to a class and
+ * are served from that class's free list when it holds a buffer, from the allocator otherwise.
+ * <p>
+ * <b>Hit path.</b> Free lists are striped: a thread works on the stripe its id maps to, behind a lock
+ * no other request thread normally takes, so an acquire and a release cost one uncontended
+ * compare-and-set each, on one thread or many. A thread that finds its stripe empty takes a buffer
+ * from another stripe before allocating.
+ * <p>
+ * <b>Caps.</b> At most {@code maxCachedBuffers} per class and {@code maxCachedBytes} in all are kept
+ * cached; a buffer closed beyond them goes back to the allocator. While the pool reserves no more than
+ * the caps allow, closing a buffer checks nothing else.
+ * <p>
+ * <b>Requests above the top class</b> go straight to the allocator at their exact size and back to it
+ * on close: they are counted (as misses, in use, reserved) but never cached.
+ * <p>
+ * <b>Out of memory.</b> When the allocator refuses, the pool releases least recently used cached
+ * buffers (first what the request needs, then everything) and retries, {@code oomRetries} times, before
+ * throwing a {@link GpuOutOfMemoryException} that adds the pool's figures to the allocator's. A failed
+ * acquire changes no count but {@code misses} and {@code allocationFailures}.
+ * <p>
+ * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, least recently used first, down to a
+ * byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
+ * Recency is kept by a clock that ticks on every slow path and every maintenance run, so buffers cached
+ * between two ticks are ordered by stack position, not by time.
+ */
+public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
+
+	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+
+	private static final long LEAK_CHECK_PERIOD_NANOS = 1_000_000_000L;
+
+	private final String name;
+
+	private final MemoryAllocator allocator;
+
+	private final SizeClassLadder ladder;
+
+	private final long[] maxCachedBuffers;
+
+	private final long maxCachedBytes;
+
+	private final long idleTrimNanos;
+
+	private final int oomRetries;
+
+	private final LeakDetection leakDetection;
+
+	private final Stripe[] stripes;
+
+	private final int stripeMask;
+
+	private final AtomicLongArray reservedBuffers;
+
+	private final AtomicLongArray misses;
+
+	private final AtomicLong reservedBytes = new AtomicLong();
+
+	private final AtomicLong peakReservedBytes = new AtomicLong();
+
+	private final AtomicLong trimmedBytes = new AtomicLong();
+
+	private final AtomicLong largeInUseBytes = new AtomicLong();
+
+	private final AtomicLong largeInUseBuffers = new AtomicLong();
+
+	private final LongAdder largeRequests = new LongAdder();
+
+	private final LongAdder largeReturns = new LongAdder();
+
+	private final LongAdder allocationFailures = new LongAdder();
+
+	private final LongAdder leakedBuffers = new LongAdder();
+
+	/** Every block the pool holds from its allocator; keeps lent blocks, and so their leak watchers, reachable. */
+	private final Set<Block> blocks = ConcurrentHashMap.newKeySet();
+
+	private final ReferenceQueue<PooledBuffer> leaks = new ReferenceQueue<>();
+
+	private final Object trimLock = new Object();
+
+	private final ScheduledFuture<?> maintenance;
+
+	private volatile long clock = System.nanoTime();
+
+	private volatile boolean closed;
+
+	/**
+	 * A pool lending memory of {@code allocator}, warmed as the configuration says.
+	 * @throws GpuOutOfMemoryException if the warm-up cannot be allocated (nothing is left reserved)
+	 */
+	public StratifiedMemoryPool(MemoryAllocator allocator, PoolConfig config) {
+		this.allocator = Objects.requireNonNull(allocator, "allocator");
+		this.name = config.name();
+		this.ladder = config.sizeClasses();
+		int classes = this.ladder.count();
+		this.maxCachedBuffers = new long[classes];
+		for (int i = 0; i < classes; i++) {
+			this.maxCachedBuffers[i] = config.maxCachedBuffers().getOrDefault(this.ladder.size(i), Integer.MAX_VALUE);
+		}
+		this.maxCachedBytes = config.maxCachedBytes();
+		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
+		this.oomRetries = config.oomRetries();
+		this.leakDetection = config.leakDetection();
+		this.stripes = new Stripe[config.stripes()];
+		for (int i = 0; i < this.stripes.length; i++) {
+			this.stripes[i] = new Stripe(classes);
+		}
+		this.stripeMask = this.stripes.length - 1;
+		this.reservedBuffers = new AtomicLongArray(classes);
+		this.misses = new AtomicLongArray(classes);
+		try {
+			config.warm().forEach((size, count) -> warm(size, count));
+		}
+		catch (RuntimeException ex) {
+			close();
+			throw ex;
+		}
+		long period = maintenancePeriodNanos();
+		this.maintenance = (period > 0) ? Maintenance.schedule(this::maintain, period) : null;
+	}
+
+	@Override
+	public String name() {
+		return this.name;
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return this.allocator.kind();
+	}
+
+	/** The allocator this pool draws on. */
+	public MemoryAllocator allocator() {
+		return this.allocator;
+	}
+
+	/** The pool's size classes. */
+	public SizeClassLadder sizeClasses() {
+		return this.ladder;
+	}
+
+	/**
+	 * Lends a buffer of {@code bytes} bytes, rounded up to its size class behind the scenes.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive
+	 * @throws IllegalStateException if the pool is closed
+	 * @throws GpuOutOfMemoryException if no memory could be had, even after trimming
+	 */
+	public PooledBuffer acquire(long bytes) {
+		if (bytes <= 0) {
+			throw new IllegalArgumentException("buffer size must be positive: " + bytes);
+		}
+		checkOpen();
+		int classIndex = this.ladder.indexOf(bytes);
+		if (classIndex < 0) {
+			return lend(acquireLarge(bytes), bytes);
+		}
+		int home = homeStripe();
+		Stripe stripe = this.stripes[home];
+		Block block;
+		stripe.lock();
+		try {
+			stripe.countRequest(classIndex);
+			block = stripe.pop(classIndex);
+			if (block != null) {
+				stripe.countHit(classIndex);
+			}
+		}
+		finally {
+			stripe.unlock();
+		}
+		if (block == null) {
+			block = acquireMissing(classIndex, home);
+		}
+		return lend(block, bytes);
+	}
+
+	/**
+	 * Allocates buffers into the class of exactly {@code classSize} bytes, as far as the caps allow.
+	 * @return how many buffers were added
+	 * @throws IllegalArgumentException if {@code classSize} is not a size class or {@code count} is negative
+	 */
+	public int warm(long classSize, int count) {
+		int classIndex = this.ladder.exactIndexOf(classSize);
+		if (classIndex < 0) {
+			throw new IllegalArgumentException("cannot warm " + classSize + " bytes: not a size class of pool '"
+					+ this.name + "', whose classes are " + this.ladder);
+		}
+		if (count < 0) {
+			throw new IllegalArgumentException("warm count must not be negative: " + count);
+		}
+		checkOpen();
+		long room = Math.min(this.maxCachedBuffers[classIndex] - cachedBuffers(classIndex),
+				(this.maxCachedBytes - cachedBytes()) / classSize);
+		int added = (int) Math.max(0, Math.min(count, room));
+		long stamp = tick();
+		for (int i = 0; i < added; i++) {
+			Block block = reserve(classIndex, classSize);
+			Stripe stripe = this.stripes[i & this.stripeMask];
+			stripe.lock();
+			try {
+				if (!this.closed) {
+					stripe.push(block, stamp);
+					continue;
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+			free(block);
+			throw closedException();
+		}
+		return added;
+	}
+
+	/**
+	 * Releases cached buffers, least recently used first, until at most {@code keepBytes} stay cached.
+	 * @return the bytes released to the allocator
+	 * @throws IllegalArgumentException if {@code keepBytes} is negative
+	 */
+	public long trim(long keepBytes) {
+		if (keepBytes < 0) {
+			throw new IllegalArgumentException("trim target must not be negative: " + keepBytes + " bytes");
+		}
+		checkOpen();
+		reclaimLeaks();
+		long released = 0;
+		synchronized (this.trimLock) {
+			tick();
+			long excess;
+			for (int pass = 0; pass < 4 && (excess = cachedBytes() - keepBytes) > 0; pass++) {
+				released += releaseOldest(excess);
+			}
+		}
+		return released;
+	}
+
+	/**
+	 * Releases the cached buffers unused for longer than the configured idle time; does nothing when
+	 * idle trimming is off. The maintenance thread calls this on its own.
+	 * @return the bytes released to the allocator
+	 */
+	public long trimIdle() {
+		if (this.idleTrimNanos == 0 || this.closed) {
+			return 0;
+		}
+		synchronized (this.trimLock) {
+			long cutoff = tick() - this.idleTrimNanos;
+			List<Block> released = new ArrayList<>();
+			for (Stripe stripe : this.stripes) {
+				stripe.lock();
+				try {
+					for (int c = 0; c < this.ladder.count(); c++) {
+						while (stripe.bottom(c) != null && stripe.bottom(c).stamp <= cutoff) {
+							released.add(stripe.removeBottom(c));
+						}
+					}
+				}
+				finally {
+					stripe.unlock();
+				}
+			}
+			return freeTrimmed(released);
+		}
+	}
+
+	@Override
+	public PoolStatistics statistics() {
+		reclaimLeaks();
+		int classes = this.ladder.count();
+		long[] requests = new long[classes];
+		long[] hits = new long[classes];
+		long[] returns = new long[classes];
+		long[] cached = new long[classes];
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				for (int c = 0; c < classes; c++) {
+					requests[c] += stripe.requests(c);
+					hits[c] += stripe.hits(c);
+					returns[c] += stripe.returns(c);
+					cached[c] += stripe.cached(c);
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		List<SizeClassStatistics> rows = new ArrayList<>(classes);
+		long totalRequests = this.largeRequests.sum();
+		long totalMisses = totalRequests;
+		long totalReturns = this.largeReturns.sum();
+		long totalHits = 0;
+		long inUseBuffers = this.largeInUseBuffers.get();
+		long inUseBytes = this.largeInUseBytes.get();
+		long cachedBuffers = 0;
+		long cachedBytes = 0;
+		for (int c = 0; c < classes; c++) {
+			long size = this.ladder.size(c);
+			long inUse = Math.max(0, this.reservedBuffers.get(c) - cached[c]);
+			rows.add(new SizeClassStatistics(size, requests[c], hits[c], this.misses.get(c), returns[c], inUse,
+					cached[c]));
+			totalRequests += requests[c];
+			totalHits += hits[c];
+			totalMisses += this.misses.get(c);
+			totalReturns += returns[c];
+			inUseBuffers += inUse;
+			inUseBytes += inUse * size;
+			cachedBuffers += cached[c];
+			cachedBytes += cached[c] * size;
+		}
+		return new PoolStatistics(this.name, kind(), totalRequests, totalHits, totalMisses, totalReturns, inUseBytes,
+				inUseBuffers, cachedBytes, cachedBuffers, this.reservedBytes.get(), this.peakReservedBytes.get(),
+				this.trimmedBytes.get(), this.allocationFailures.sum(), this.leakedBuffers.sum(), rows);
+	}
+
+	/** Bytes cached in all classes; exact when no thread is acquiring or releasing. */
+	public long cachedBytes() {
+		long bytes = 0;
+		for (Stripe stripe : this.stripes) {
+			bytes += stripe.cachedBytes;
+		}
+		return bytes;
+	}
+
+	/** Bytes this pool holds from its allocator. */
+	public long reservedBytes() {
+		return this.reservedBytes.get();
+	}
+
+	/**
+	 * Gives every cached buffer back to the allocator. Buffers still lent are reported and go back to
+	 * the allocator when they are closed. Further acquires, warms and trims throw; a second close does
+	 * nothing.
+	 */
+	@Override
+	public void close() {
+		synchronized (this.trimLock) {
+			if (this.closed) {
+				return;
+			}
+			this.closed = true;
+		}
+		if (this.maintenance != null) {
+			this.maintenance.cancel(false);
+		}
+		reclaimLeaks();
+		List<Block> cached = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				for (int c = 0; c < this.ladder.count(); c++) {
+					for (Block block = stripe.pop(c); block != null; block = stripe.pop(c)) {
+						cached.add(block);
+					}
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		cached.forEach(this::free);
+		long inUse = this.reservedBytes.get();
+		if (inUse > 0) {
+			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
+					+ "the allocator as its buffers are closed", this.name, ByteSizes.format(inUse));
+		}
+	}
+
+	/** Whether {@link #close()} has been called. */
+	public boolean isClosed() {
+		return this.closed;
+	}
+
+	@Override
+	public String toString() {
+		return "StratifiedMemoryPool[" + this.name + ", " + kind() + ", " + this.ladder.count() + " classes up to "
+				+ ByteSizes.format(this.ladder.largest()) + "]";
+	}
+
+	/** Called by {@link PooledBuffer#close()}. */
+	void release(Block block) {
+		int classIndex = block.classIndex;
+		if (classIndex < 0) {
+			this.largeReturns.increment();
+			this.largeInUseBuffers.decrementAndGet();
+			this.largeInUseBytes.addAndGet(-block.size);
+			free(block);
+			return;
+		}
+		Stripe stripe = this.stripes[homeStripe()];
+		stripe.lock();
+		try {
+			stripe.countReturn(classIndex);
+			if (!this.closed && this.reservedBuffers.get(classIndex) <= this.maxCachedBuffers[classIndex]
+					&& this.reservedBytes.get() <= this.maxCachedBytes) {
+				stripe.push(block, this.clock);
+				return;
+			}
+		}
+		finally {
+			stripe.unlock();
+		}
+		releaseBeyondCaps(block, stripe);
+	}
+
+	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */
+	long tick() {
+		long now = System.nanoTime();
+		this.clock = now;
+		return now;
+	}
+
+	private PooledBuffer lend(Block block, long bytes) {
+		PooledBuffer buffer = new PooledBuffer(this, block, bytes);
+		if (this.leakDetection != LeakDetection.DISABLED) {
+			Throwable site = (this.leakDetection == LeakDetection.PARANOID)
+					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
+			block.leak = new Block.Leak(buffer, block, this.leaks, site);
+		}
+		return buffer;
+	}
+
+	private Block acquireMissing(int classIndex, int home) {
+		for (int i = 1; i < this.stripes.length; i++) {
+			Stripe stripe = this.stripes[(home + i) & this.stripeMask];
+			stripe.lock();
+			try {
+				Block block = stripe.pop(classIndex);
+				if (block != null) {
+					stripe.countHit(classIndex);
+					return block;
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		this.misses.incrementAndGet(classIndex);
+		reclaimLeaks();
+		return allocateWithRetry(classIndex, this.ladder.size(classIndex));
+	}
+
+	private Block acquireLarge(long bytes) {
+		this.largeRequests.increment();
+		Block block = allocateWithRetry(-1, bytes);
+		this.largeInUseBuffers.incrementAndGet();
+		this.largeInUseBytes.addAndGet(bytes);
+		return block;
+	}
+
+	private Block allocateWithRetry(int classIndex, long size) {
+		tick();
+		for (int attempt = 0;; attempt++) {
+			try {
+				return reserve(classIndex, size);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				long cached = cachedBytes();
+				if (attempt >= this.oomRetries || cached == 0 || this.closed) {
+					this.allocationFailures.increment();
+					throw new GpuOutOfMemoryException(ex.diagnostic()
+						.withPool(this.reservedBytes.get() - cached, cached, this.ladder.largest()), ex);
+				}
+				trim((attempt == 0) ? Math.max(0, cached - size) : 0);
+			}
+			catch (RuntimeException ex) {
+				this.allocationFailures.increment();
+				throw ex;
+			}
+		}
+	}
+
+	private Block reserve(int classIndex, long size) {
+		Allocation allocation = this.allocator.allocate(size);
+		Block block = new Block(allocation, classIndex);
+		this.blocks.add(block);
+		if (classIndex >= 0) {
+			this.reservedBuffers.incrementAndGet(classIndex);
+		}
+		this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(size), Math::max);
+		return block;
+	}
+
+	private void free(Block block) {
+		this.blocks.remove(block);
+		if (block.classIndex >= 0) {
+			this.reservedBuffers.decrementAndGet(block.classIndex);
+		}
+		this.reservedBytes.addAndGet(-block.size);
+		this.allocator.free(block.allocation);
+	}
+
+	private long freeTrimmed(List<Block> released) {
+		long bytes = 0;
+		for (Block block : released) {
+			free(block);
+			bytes += block.size;
+		}
+		this.trimmedBytes.addAndGet(bytes);
+		return bytes;
+	}
+
+	private void releaseBeyondCaps(Block block, Stripe stripe) {
+		int classIndex = block.classIndex;
+		if (!this.closed && cachedBuffers(classIndex) < this.maxCachedBuffers[classIndex]
+				&& cachedBytes() + block.size <= this.maxCachedBytes) {
+			stripe.lock();
+			try {
+				if (!this.closed) {
+					stripe.push(block, this.clock);
+					return;
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		if (this.closed) {
+			free(block);
+		}
+		else {
+			freeTrimmed(List.of(block));
+		}
+	}
+
+	/**
+	 * Releases about {@code bytes} of the least recently cached blocks: finds the stamp below which they
+	 * lie, then takes blocks from the bottoms of the stacks up to it.
+	 */
+	private long releaseOldest(long bytes) {
+		List<long[]> stamped = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				for (int c = 0; c < this.ladder.count(); c++) {
+					stripe.forEachCached(c, block -> stamped.add(new long[] { block.stamp, block.size }));
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		stamped.sort((a, b) -> Long.compare(a[0], b[0]));
+		long cutoff = Long.MIN_VALUE;
+		long covered = 0;
+		for (long[] entry : stamped) {
+			if (covered >= bytes) {
+				break;
+			}
+			cutoff = entry[0];
+			covered += entry[1];
+		}
+		long budget = bytes;
+		List<Block> released = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				for (int c = 0; c < this.ladder.count() && budget > 0; c++) {
+					Block bottom;
+					while (budget > 0 && (bottom = stripe.bottom(c)) != null && bottom.stamp <= cutoff) {
+						released.add(stripe.removeBottom(c));
+						budget -= bottom.size;
+					}
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		return freeTrimmed(released);
+	}
+
+	private long cachedBuffers(int classIndex) {
+		long count = 0;
+		for (Stripe stripe : this.stripes) {
+			count += stripe.cached(classIndex);
+		}
+		return count;
+	}
+
+	/** Returns the blocks of buffers that became unreachable without close to the pool, and reports them. */
+	private void reclaimLeaks() {
+		Block.Leak leak;
+		while ((leak = (Block.Leak) this.leaks.poll()) != null) {
+			Block block = leak.block;
+			if (!Block.LEAK.compareAndSet(block, leak, null)) {
+				continue;
+			}
+			this.leakedBuffers.increment();
+			String message = "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '" + this.name
+					+ "' became unreachable without close(); its memory was reclaimed."
+					+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : "");
+			LOGGER.log(System.Logger.Level.WARNING, message, leak.site);
+			release(block);
+		}
+	}
+
+	private void maintain() {
+		try {
+			tick();
+			reclaimLeaks();
+			trimIdle();
+		}
+		catch (RuntimeException ex) {
+			LOGGER.log(System.Logger.Level.WARNING, "Maintenance of pool '" + this.name + "' failed", ex);
+		}
+	}
+
+	private long maintenancePeriodNanos() {
+		long period = 0;
+		if (this.idleTrimNanos > 0) {
+			period = Math.max(1_000_000L, this.idleTrimNanos / 4);
+		}
+		if (this.leakDetection != LeakDetection.DISABLED) {
+			period = (period == 0) ? LEAK_CHECK_PERIOD_NANOS : Math.min(period, LEAK_CHECK_PERIOD_NANOS);
+		}
+		return period;
+	}
+
+	private int homeStripe() {
+		return (int) Thread.currentThread().getId() & this.stripeMask;
+	}
+
+	private void checkOpen() {
+		if (this.closed) {
+			throw closedException();
+		}
+	}
+
+	private IllegalStateException closedException() {
+		return new IllegalStateException("pool '" + this.name + "' is closed");
+	}
+
+}
