@@ -12,7 +12,7 @@ import io.gpumem.memory.ByteSizes;
  * <p>
  * The {@linkplain #defaultLadder() default ladder} has four classes per power of two, aligned to
  * 128 bytes, from 256 B to 64 MiB. On a log-uniform stream of requests from 256 B to 1 MiB it reserves
- * 1.10 bytes per byte requested, against 1.46 for plain powers of two and 1.80 for the seed's 4×-spaced
+ * 1.089 bytes per byte requested, against 1.386 for plain powers of two and 1.846 for the seed's 4×-spaced
  * buckets (see {@code docs/size-classes.md} and {@code SizeClassWaste} in gpumem-benchmarks).
  */
 public final class SizeClassLadder {
@@ -71,7 +71,7 @@ public final class SizeClassLadder {
 			.sorted().toArray());
 	}
 
-	/** Four classes per power of two, 128-byte aligned, 256 B to 64 MiB: 63 classes. */
+	/** Four classes per power of two, 128-byte aligned, 256 B to 64 MiB: 71 classes. */
 	public static SizeClassLadder defaultLadder() {
 		return DEFAULT;
 	}

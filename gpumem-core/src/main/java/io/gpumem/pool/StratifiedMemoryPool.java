@@ -425,7 +425,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */
 	long tick() {
-		long now = System.nanoTime();
+		long now = Math.max(System.nanoTime(), this.clock + 1);
 		this.clock = now;
 		return now;
 	}

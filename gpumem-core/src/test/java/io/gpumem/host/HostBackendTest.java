@@ -1,0 +1,114 @@
+package io.gpumem.host;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class HostBackendTest {
+
+	@Test
+	void capacityIsEnforcedToTheByte() {
+		HostBackend backend = new HostBackend(10_000, 1_000);
+		MemoryAllocator device = backend.allocator(MemoryKind.DEVICE);
+		Allocation a = device.allocate(6_000);
+		Allocation b = backend.allocator(MemoryKind.UNIFIED).allocate(4_000);
+		assertThat(backend.memoryInfo().freeBytes()).isZero();
+		assertThatThrownBy(() -> device.allocate(1)).isInstanceOf(GpuOutOfMemoryException.class)
+			.hasMessageContaining("tried to allocate 1 B")
+			.hasMessageContaining("total capacity of 9.77 KiB of which 0 B is free");
+		device.free(a);
+		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(6_000);
+		Allocation c = device.allocate(6_000);
+		assertThat(c.size()).isEqualTo(6_000);
+		assertThat(backend.allocator(MemoryKind.PINNED).memoryInfo().totalBytes()).isEqualTo(1_000);
+		assertThatThrownBy(() -> backend.allocator(MemoryKind.PINNED).allocate(1_001))
+			.isInstanceOf(GpuOutOfMemoryException.class);
+		device.free(c);
+		backend.allocator(MemoryKind.UNIFIED).free(b);
+		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(10_000);
+	}
+
+	@Test
+	void concurrentAllocationsNeverExceedCapacity() throws InterruptedException {
+		HostBackend backend = new HostBackend(64 * 1024);
+		MemoryAllocator device = backend.allocator(MemoryKind.DEVICE);
+		List<Thread> threads = new ArrayList<>();
+		List<Allocation> held = java.util.Collections.synchronizedList(new ArrayList<>());
+		for (int t = 0; t < 4; t++) {
+			Thread thread = new Thread(() -> {
+				for (int i = 0; i < 100; i++) {
+					try {
+						held.add(device.allocate(1024));
+					}
+					catch (GpuOutOfMemoryException expected) {
+						// the device is full
+					}
+				}
+			});
+			thread.start();
+			threads.add(thread);
+		}
+		for (Thread thread : threads) {
+			thread.join();
+		}
+		assertThat(held).hasSize(64);
+		assertThat(backend.memoryInfo().freeBytes()).isZero();
+	}
+
+	@Test
+	void copiesEveryElementTypeInAndOut() {
+		MemoryAllocator device = new HostBackend(1 << 20).allocator(MemoryKind.DEVICE);
+		Allocation block = device.allocate(4096);
+		block.copyFromHost(8, new double[] { 1.5, -2.25 }, 0, 2, ElementType.DOUBLE);
+		block.copyFromHost(100, new byte[] { 9, 8, 7 }, 1, 2, ElementType.BYTE);
+		double[] doubles = new double[2];
+		block.copyToHost(8, doubles, 0, 2, ElementType.DOUBLE);
+		byte[] bytes = new byte[3];
+		block.copyToHost(100, bytes, 1, 2, ElementType.BYTE);
+		assertThat(doubles).containsExactly(1.5, -2.25);
+		assertThat(bytes).containsExactly(0, 8, 7);
+		block.fill(0, 4096, (byte) 0x5A);
+		int[] ints = new int[1];
+		block.copyToHost(4092, ints, 0, 1, ElementType.INT);
+		assertThat(ints[0]).isEqualTo(0x5A5A5A5A);
+		assertThat(block.unwrap(ByteBuffer.class).capacity()).isEqualTo(4096);
+		device.free(block);
+	}
+
+	@Test
+	void freedBlocksRefuseUseAndSecondFree() {
+		MemoryAllocator device = new HostBackend(1 << 20).allocator(MemoryKind.DEVICE);
+		Allocation block = device.allocate(64);
+		device.free(block);
+		assertThatIllegalStateException().isThrownBy(() -> block.fill(0, 64, (byte) 1))
+			.withMessageContaining("used after free");
+		assertThatIllegalStateException().isThrownBy(() -> device.free(block)).withMessageContaining("freed twice");
+		assertThat(device.memoryInfo().freeBytes()).isEqualTo(1 << 20);
+	}
+
+	@Test
+	void badSizesAreRefusedWithTheRule() {
+		MemoryAllocator device = new HostBackend(1 << 20).allocator(MemoryKind.DEVICE);
+		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(0)).withMessageContaining("positive: 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(-7)).withMessageContaining("-7");
+		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(Long.MAX_VALUE))
+			.withMessageContaining("largest block");
+		assertThatIllegalArgumentException().isThrownBy(() -> new HostBackend(-1))
+			.withMessageContaining("host capacity must be positive: -1");
+		assertThat(device.memoryInfo().freeBytes()).isEqualTo(1 << 20);
+	}
+
+}

@@ -1,0 +1,328 @@
+package io.gpumem.pool;
+
+import java.time.Duration;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.allocator.StatisticsAllocator;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+class StratifiedMemoryPoolTest {
+
+	private HostBackend backend = new HostBackend(64L << 20);
+
+	private StatisticsAllocator allocator = new StatisticsAllocator(this.backend.allocator(MemoryKind.DEVICE));
+
+	private StratifiedMemoryPool pool;
+
+	@AfterEach
+	void closePool() {
+		if (this.pool != null) {
+			this.pool.close();
+		}
+	}
+
+	private StratifiedMemoryPool pool(PoolConfig.Builder config) {
+		this.pool = new StratifiedMemoryPool(this.allocator, config.build());
+		return this.pool;
+	}
+
+	private static PoolConfig.Builder config() {
+		return PoolConfig.builder("test");
+	}
+
+	@Test
+	void roundsRequestsUpAndServesTheSecondFromTheCache() {
+		StratifiedMemoryPool pool = pool(config());
+		PooledBuffer first = pool.acquire(1000);
+		assertThat(first.size()).isEqualTo(1000);
+		assertThat(first.capacity()).isEqualTo(1024);
+		first.close();
+		PooledBuffer second = pool.acquire(900);
+		assertThat(second.capacity()).isEqualTo(1024);
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.requests()).isEqualTo(2);
+		assertThat(stats.hits()).isEqualTo(1);
+		assertThat(stats.misses()).isEqualTo(1);
+		assertThat(stats.returns()).isEqualTo(1);
+		assertThat(stats.hitRate()).isEqualTo(0.5);
+		assertThat(stats.inUseBytes()).isEqualTo(1024);
+		assertThat(stats.cachedBytes()).isZero();
+		assertThat(stats.reservedBytes()).isEqualTo(1024);
+		assertThat(stats.sizeClasses()).filteredOn(row -> row.sizeBytes() == 1024).singleElement()
+			.isEqualTo(new SizeClassStatistics(1024, 2, 1, 1, 1, 1, 0));
+		second.close();
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(1);
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(1024);
+		assertThat(this.allocator.statistics().totalCount()).isEqualTo(1);
+	}
+
+	@Test
+	void requestsAboveTheTopClassGoStraightToTheAllocator() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024));
+		PooledBuffer large = pool.acquire(5000);
+		assertThat(large.capacity()).isEqualTo(5000);
+		assertThat(pool.statistics().inUseBytes()).isEqualTo(5000);
+		assertThat(pool.statistics().reservedBytes()).isEqualTo(5000);
+		large.close();
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.requests()).isEqualTo(1);
+		assertThat(stats.misses()).isEqualTo(1);
+		assertThat(stats.returns()).isEqualTo(1);
+		assertThat(stats.reservedBytes()).isZero();
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void capsPerClassAndOnBytesSendTheRestBackToTheAllocator() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).maxCachedBuffers(1024, 2));
+		closeAll(acquireAll(pool, 1024, 5));
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(2);
+		assertThat(pool.statistics().trimmedBytes()).isEqualTo(3 * 1024);
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(2048);
+		pool.close();
+
+		StratifiedMemoryPool bytesCapped = pool(config().sizeClasses(1024, 4096).maxCachedBytes(6000));
+		closeAll(acquireAll(bytesCapped, 4096, 1));
+		closeAll(acquireAll(bytesCapped, 1024, 3));
+		PoolStatistics stats = bytesCapped.statistics();
+		assertThat(stats.cachedBytes()).isEqualTo(4096 + 1024);
+		assertThat(stats.reservedBytes()).isEqualTo(stats.cachedBytes());
+	}
+
+	@Test
+	void warmFillsAClassWithinItsCap() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).maxCachedBuffers(4096, 3));
+		assertThat(pool.warm(1024, 10)).isEqualTo(10);
+		assertThat(pool.warm(4096, 10)).isEqualTo(3);
+		PooledBuffer buffer = pool.acquire(1024);
+		assertThat(pool.statistics().hits()).isEqualTo(1);
+		assertThat(pool.statistics().misses()).isZero();
+		buffer.close();
+		assertThat(pool.statistics().cachedBytes()).isEqualTo(10 * 1024 + 3 * 4096);
+		assertThatIllegalArgumentException().isThrownBy(() -> pool.warm(1000, 1))
+			.withMessageContaining("cannot warm 1000 bytes: not a size class of pool 'test'")
+			.withMessageContaining("[1.00 KiB, 4.00 KiB]");
+		assertThatIllegalArgumentException().isThrownBy(() -> pool.warm(1024, -1))
+			.withMessageContaining("must not be negative: -1");
+	}
+
+	@Test
+	void presetsWarmTheirClasses() {
+		StratifiedMemoryPool pool = pool(config().preset(PoolPreset.GRAPH_ANALYTICS));
+		assertThat(pool.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
+			.containsExactly(1000L, 500L, 100L, 20L, 5L, 2L);
+		pool.close();
+		StratifiedMemoryPool simulation = pool(config().preset(PoolPreset.SIMULATION));
+		assertThat(simulation.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
+			.containsExactly(50L, 100L, 500L, 250L, 20L, 5L);
+		assertThat(PoolPreset.fromConfigName("graph-analytics")).isEqualTo(PoolPreset.GRAPH_ANALYTICS);
+		assertThatIllegalArgumentException().isThrownBy(() -> PoolPreset.fromConfigName("huge"))
+			.withMessageContaining("unknown pool preset 'huge'");
+	}
+
+	@Test
+	void trimReleasesTheLeastRecentlyUsedFirst() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096));
+		PooledBuffer a = pool.acquire(1024);
+		PooledBuffer b = pool.acquire(4096);
+		PooledBuffer c = pool.acquire(1024);
+		a.close();
+		pool.tick();
+		b.close();
+		pool.tick();
+		c.close();
+		assertThat(pool.trim(4096 + 1024)).isEqualTo(1024);
+		assertThat(cached(pool, 1024)).isEqualTo(1);
+		assertThat(cached(pool, 4096)).isEqualTo(1);
+		assertThat(pool.trim(1024)).isEqualTo(4096);
+		assertThat(cached(pool, 1024)).isEqualTo(1);
+		assertThat(cached(pool, 4096)).isZero();
+		assertThat(pool.trim(0)).isEqualTo(1024);
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.trimmedBytes()).isEqualTo(4096 + 2048);
+		assertThat(stats.reservedBytes()).isZero();
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+		assertThatIllegalArgumentException().isThrownBy(() -> pool.trim(-1))
+			.withMessageContaining("trim target must not be negative: -1 bytes");
+	}
+
+	@Test
+	void idleBuffersAreTrimmedInTheBackground() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofMillis(40)));
+		closeAll(acquireAll(pool, 4096, 3));
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (pool.statistics().cachedBuffers() > 0 && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		assertThat(pool.statistics().cachedBuffers()).isZero();
+		assertThat(pool.statistics().trimmedBytes()).isEqualTo(3 * 4096);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void recentlyUsedBuffersSurviveAnIdleTrim() {
+		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofHours(1)));
+		closeAll(acquireAll(pool, 4096, 2));
+		assertThat(pool.trimIdle()).isZero();
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(2);
+	}
+
+	@Test
+	void outOfMemoryTrimsCachedBuffersAndRetries() {
+		this.backend = new HostBackend(8192);
+		this.allocator = new StatisticsAllocator(this.backend.allocator(MemoryKind.DEVICE));
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096));
+		closeAll(acquireAll(pool, 1024, 4));
+		PooledBuffer first = pool.acquire(4096);
+		PooledBuffer second = pool.acquire(4096);
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.trimmedBytes()).isEqualTo(4096);
+		assertThat(stats.inUseBytes()).isEqualTo(8192);
+		assertThat(stats.cachedBytes()).isZero();
+		assertThat(stats.allocationFailures()).isZero();
+		assertThat(this.allocator.statistics().failedCount()).isEqualTo(1);
+		first.close();
+		second.close();
+	}
+
+	@Test
+	void outOfMemoryWithNothingCachedFailsWithTheDiagnosticAndExactCounts() {
+		this.backend = new HostBackend(8192);
+		this.allocator = new StatisticsAllocator(this.backend.allocator(MemoryKind.DEVICE));
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096));
+		PooledBuffer first = pool.acquire(4096);
+		PooledBuffer second = pool.acquire(3000);
+		assertThatThrownBy(() -> pool.acquire(100)).isInstanceOf(GpuOutOfMemoryException.class)
+			.hasMessageContaining("tried to allocate 1.00 KiB")
+			.satisfies(ex -> {
+				OutOfMemoryDiagnostic diagnostic = ((GpuOutOfMemoryException) ex).diagnostic();
+				assertThat(diagnostic.requestedBytes()).isEqualTo(1024);
+				assertThat(diagnostic.capacityBytes()).isEqualTo(8192);
+				assertThat(diagnostic.freeBytes()).isZero();
+				assertThat(diagnostic.inUseBytes()).isEqualTo(8192);
+				assertThat(diagnostic.cachedBytes()).isZero();
+				assertThat(diagnostic.largestClassBytes()).isEqualTo(4096);
+				assertThat(ex.getMessage()).contains("This process has 8.00 KiB in use and 0 B cached");
+			});
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.requests()).isEqualTo(3);
+		assertThat(stats.hits() + stats.misses()).isEqualTo(3);
+		assertThat(stats.allocationFailures()).isEqualTo(1);
+		assertThat(stats.inUseBytes()).isEqualTo(8192);
+		assertThat(stats.reservedBytes()).isEqualTo(8192);
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(8192);
+		first.close();
+		second.close();
+		assertThat(pool.acquire(100).capacity()).isEqualTo(1024);
+	}
+
+	@Test
+	void badRequestsAreRefusedWithTheValueAndTheRule() {
+		StratifiedMemoryPool pool = pool(config());
+		assertThatIllegalArgumentException().isThrownBy(() -> pool.acquire(0))
+			.withMessage("buffer size must be positive: 0");
+		assertThatIllegalArgumentException().isThrownBy(() -> pool.acquire(-5))
+			.withMessage("buffer size must be positive: -5");
+		assertThatIllegalArgumentException().isThrownBy(() -> pool.acquire(Long.MAX_VALUE))
+			.withMessageContaining(Long.MAX_VALUE + " exceeds the host backend's largest block");
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.reservedBytes()).isZero();
+		assertThat(stats.inUseBuffers()).isZero();
+		assertThat(stats.requests()).isEqualTo(stats.hits() + stats.misses());
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> PoolConfig.builder("bad").sizeClasses(1024).maxCachedBuffers(1000, 1).build())
+			.withMessageContaining("max-cached-buffers names 1000 bytes, which is not a size class of pool 'bad'");
+		assertThatIllegalArgumentException().isThrownBy(() -> PoolConfig.builder(" "));
+		assertThatIllegalArgumentException().isThrownBy(() -> config().maxCachedBytes(-1))
+			.withMessageContaining("-1");
+		assertThatIllegalArgumentException().isThrownBy(() -> config().idleTrimAfter(Duration.ofSeconds(-1)));
+	}
+
+	@Test
+	void aClosedPoolRefusesWorkAndFreesBuffersClosedLater() {
+		StratifiedMemoryPool pool = pool(config());
+		closeAll(acquireAll(pool, 512, 3));
+		PooledBuffer lent = pool.acquire(4096);
+		pool.close();
+		assertThat(pool.isClosed()).isTrue();
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(4096);
+		assertThatIllegalStateException().isThrownBy(() -> pool.acquire(1)).withMessage("pool 'test' is closed");
+		assertThatIllegalStateException().isThrownBy(() -> pool.warm(512, 1)).withMessage("pool 'test' is closed");
+		assertThatIllegalStateException().isThrownBy(() -> pool.trim(0)).withMessage("pool 'test' is closed");
+		lent.close();
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+		assertThat(this.backend.memoryInfo().freeBytes()).isEqualTo(64L << 20);
+		pool.close();
+	}
+
+	@Test
+	void leakedBuffersAreReclaimedAndCounted() throws InterruptedException {
+		for (LeakDetection level : new LeakDetection[] { LeakDetection.SIMPLE, LeakDetection.PARANOID }) {
+			StratifiedMemoryPool pool = pool(config().leakDetection(level));
+			leak(pool, 2048);
+			awaitLeaks(pool, 1);
+			PoolStatistics stats = pool.statistics();
+			assertThat(stats.leakedBuffers()).as(level.name()).isEqualTo(1);
+			assertThat(stats.inUseBuffers()).isZero();
+			assertThat(stats.cachedBytes()).isEqualTo(2048);
+			assertThat(pool.acquire(2048).capacity()).isEqualTo(2048);
+			assertThat(pool.statistics().hits()).isEqualTo(1);
+			pool.close();
+		}
+	}
+
+	@Test
+	void withLeakDetectionDisabledALeakedBufferStaysInUse() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.DISABLED));
+		leak(pool, 2048);
+		for (int i = 0; i < 3; i++) {
+			System.gc();
+			Thread.sleep(20);
+		}
+		assertThat(pool.statistics().leakedBuffers()).isZero();
+		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
+	}
+
+	private static void leak(StratifiedMemoryPool pool, long bytes) {
+		pool.acquire(bytes).fill((byte) 1);
+	}
+
+	private static void awaitLeaks(StratifiedMemoryPool pool, long count) throws InterruptedException {
+		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
+		while (pool.statistics().leakedBuffers() < count && System.nanoTime() < deadline) {
+			System.gc();
+			Thread.sleep(10);
+		}
+	}
+
+	private static long cached(StratifiedMemoryPool pool, long classSize) {
+		return pool.statistics().sizeClasses().stream().filter(row -> row.sizeBytes() == classSize).findFirst()
+			.orElseThrow().cachedBuffers();
+	}
+
+	private static PooledBuffer[] acquireAll(StratifiedMemoryPool pool, long bytes, int count) {
+		PooledBuffer[] buffers = new PooledBuffer[count];
+		for (int i = 0; i < count; i++) {
+			buffers[i] = pool.acquire(bytes);
+		}
+		return buffers;
+	}
+
+	private static void closeAll(PooledBuffer[] buffers) {
+		for (PooledBuffer buffer : buffers) {
+			buffer.close();
+		}
+	}
+
+}
