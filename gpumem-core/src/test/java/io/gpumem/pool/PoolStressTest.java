@@ -1,0 +1,168 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.allocator.FaultInjectingAllocator;
+import io.gpumem.allocator.StatisticsAllocator;
+import io.gpumem.allocator.TrackingAllocator;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Many threads acquire, stamp, verify and release buffers of mixed sizes while another trims: no
+ * buffer may ever have two owners, and the books must balance to the byte at the end.
+ */
+class PoolStressTest {
+
+	private static final int THREADS = 4;
+
+	private static final int OPERATIONS_PER_THREAD = 250_000;
+
+	private static final long CAPACITY = 256L << 20;
+
+	@Test
+	void concurrentAcquireReleaseAndTrimKeepOwnershipAndAccountingExact() throws Exception {
+		Result result = run(null);
+		assertThat(result.failures).isZero();
+	}
+
+	@Test
+	void aFailingAllocatorLosesNothingAndFailsOnlyWithOurException() throws Exception {
+		Result result = run(0.01);
+		assertThat(result.failures).isPositive();
+		assertThat(result.statistics.allocationFailures()).isEqualTo(result.failures);
+	}
+
+	private Result run(Double faultProbability) throws Exception {
+		HostBackend backend = new HostBackend(CAPACITY);
+		TrackingAllocator tracking = new TrackingAllocator(backend.allocator(MemoryKind.DEVICE), false);
+		MemoryAllocator upstream = (faultProbability != null)
+				? FaultInjectingAllocator.withProbability(tracking, faultProbability, 99) : tracking;
+		StatisticsAllocator allocator = new StatisticsAllocator(upstream);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(allocator,
+				PoolConfig.builder("stress")
+					.sizeClasses(SizeClassLadder.geometric(256, 64 * 1024, 4, 128))
+					.maxCachedBuffers(1024, 16)
+					.maxCachedBytes(8L << 20)
+					.build());
+		ExecutorService executor = Executors.newFixedThreadPool(THREADS + 1);
+		AtomicBoolean running = new AtomicBoolean(true);
+		AtomicLong failures = new AtomicLong();
+		CountDownLatch start = new CountDownLatch(1);
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < THREADS; t++) {
+			long seed = t;
+			workers.add(executor.submit(() -> work(pool, seed, start, failures)));
+		}
+		Future<?> trimmer = executor.submit(() -> {
+			SplittableRandom random = new SplittableRandom(1234);
+			start.await();
+			while (running.get()) {
+				pool.trim(random.nextLong(4L << 20));
+				assertThat(pool.statistics().requests()).isNotNegative();
+				Thread.sleep(1);
+			}
+			return null;
+		});
+		start.countDown();
+		for (Future<?> worker : workers) {
+			worker.get(5, TimeUnit.MINUTES);
+		}
+		running.set(false);
+		trimmer.get(1, TimeUnit.MINUTES);
+		executor.shutdown();
+
+		PoolStatistics stats = pool.statistics();
+		long operations = (long) THREADS * OPERATIONS_PER_THREAD;
+		assertThat(stats.requests()).isEqualTo(operations);
+		assertThat(stats.hits() + stats.misses()).isEqualTo(operations);
+		assertThat(stats.returns()).isEqualTo(operations - failures.get());
+		assertThat(stats.hits()).isPositive();
+		assertThat(stats.trimmedBytes()).isPositive();
+		assertThat(stats.inUseBytes()).isZero();
+		assertThat(stats.inUseBuffers()).isZero();
+		assertThat(stats.cachedBytes()).isEqualTo(stats.reservedBytes());
+		assertThat(stats.sizeClasses()).allSatisfy(row -> {
+			assertThat(row.inUseBuffers()).isZero();
+			assertThat(row.requests()).isEqualTo(row.hits() + row.misses());
+		});
+		assertThat(allocator.statistics().currentBytes()).isEqualTo(stats.reservedBytes());
+		assertThat(tracking.outstandingBytes()).isEqualTo(stats.reservedBytes());
+		assertThat(stats.cachedBytes()).isLessThanOrEqualTo(8L << 20);
+		pool.close();
+		assertThat(allocator.statistics().currentBytes()).isZero();
+		assertThat(tracking.outstanding()).isEmpty();
+		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(CAPACITY);
+		return new Result(stats, failures.get());
+	}
+
+	/**
+	 * Holds up to four buffers at a time; each carries a canary unique to its owner and loan, written
+	 * at both ends and checked before release, so a buffer lent twice shows as a wrong canary.
+	 */
+	private static Void work(StratifiedMemoryPool pool, long seed, CountDownLatch start, AtomicLong failures)
+			throws InterruptedException {
+		SplittableRandom random = new SplittableRandom(seed);
+		PooledBuffer[] held = new PooledBuffer[4];
+		long[] canaries = new long[4];
+		long[] word = new long[1];
+		start.await(30, TimeUnit.SECONDS);
+		for (int op = 0; op < OPERATIONS_PER_THREAD; op++) {
+			int slot = random.nextInt(held.length);
+			if (held[slot] != null) {
+				verify(held[slot], canaries[slot], word);
+				held[slot].close();
+				held[slot] = null;
+			}
+			long size = 16 + (long) Math.exp(random.nextDouble() * Math.log(96 * 1024));
+			PooledBuffer buffer;
+			try {
+				buffer = pool.acquire(size);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				failures.incrementAndGet();
+				continue;
+			}
+			long canary = (seed << 40) ^ op;
+			word[0] = canary;
+			buffer.copyFrom(0, word, 0, 1);
+			buffer.copyFrom(buffer.size() - 8, word, 0, 1);
+			held[slot] = buffer;
+			canaries[slot] = canary;
+		}
+		for (int slot = 0; slot < held.length; slot++) {
+			if (held[slot] != null) {
+				verify(held[slot], canaries[slot], word);
+				held[slot].close();
+			}
+		}
+		return null;
+	}
+
+	private static void verify(PooledBuffer buffer, long canary, long[] word) {
+		buffer.copyTo(0, word, 0, 1);
+		assertThat(word[0]).as("canary at the start of %s", buffer).isEqualTo(canary);
+		buffer.copyTo(buffer.size() - 8, word, 0, 1);
+		assertThat(word[0]).as("canary at the end of %s", buffer).isEqualTo(canary);
+	}
+
+	private record Result(PoolStatistics statistics, long failures) {
+	}
+
+
+}
