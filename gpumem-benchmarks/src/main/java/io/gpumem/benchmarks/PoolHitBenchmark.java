@@ -1,0 +1,116 @@
+package io.gpumem.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.LeakDetection;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+/**
+ * One acquire and release of a buffer: gpumem's pool hit, against allocating and freeing straight from
+ * the host backend, and against a single shared lock-free free list. Run with {@code -t 1} and
+ * {@code -t 2} to see the cost per operation as threads are added.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(1)
+@State(Scope.Benchmark)
+public class PoolHitBenchmark {
+
+	@Param({ "256", "4096", "65536", "1048576", "16777216" })
+	public int size;
+
+	@Param({ "SIMPLE" })
+	public LeakDetection leakDetection;
+
+	private MemoryAllocator backend;
+
+	private StratifiedMemoryPool pool;
+
+	private final AtomicReference<Node> sharedList = new AtomicReference<>();
+
+	@Setup(Level.Trial)
+	public void setUp() {
+		this.backend = new HostBackend(8L << 30).allocator(MemoryKind.DEVICE);
+		this.pool = new StratifiedMemoryPool(this.backend,
+				PoolConfig.builder("bench").leakDetection(this.leakDetection).maxCachedBytes(4L << 30).build());
+		for (int i = 0; i < 8; i++) {
+			this.sharedList.set(new Node(this.backend.allocate(this.size), this.sharedList.get()));
+		}
+	}
+
+	@TearDown(Level.Trial)
+	public void tearDown() {
+		this.pool.close();
+	}
+
+	@Benchmark
+	public long gpumemPoolHit() {
+		PooledBuffer buffer = this.pool.acquire(this.size);
+		long capacity = buffer.size();
+		buffer.close();
+		return capacity;
+	}
+
+	@Benchmark
+	public long backendAllocateFree() {
+		Allocation allocation = this.backend.allocate(this.size);
+		long capacity = allocation.size();
+		this.backend.free(allocation);
+		return capacity;
+	}
+
+	@Benchmark
+	public long sharedLockFreeList() {
+		Node node;
+		do {
+			node = this.sharedList.get();
+		}
+		while (node == null || !this.sharedList.compareAndSet(node, node.next));
+		long capacity = node.allocation.size();
+		Node head;
+		do {
+			head = this.sharedList.get();
+			node.next = head;
+		}
+		while (!this.sharedList.compareAndSet(head, node));
+		return capacity;
+	}
+
+	/** A Treiber stack node; reused, as a free list's would be. */
+	static final class Node {
+
+		final Allocation allocation;
+
+		Node next;
+
+		Node(Allocation allocation, Node next) {
+			this.allocation = allocation;
+			this.next = next;
+		}
+
+	}
+
+}
