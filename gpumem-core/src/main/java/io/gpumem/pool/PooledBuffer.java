@@ -28,8 +28,8 @@ public final class PooledBuffer extends GpuBuffer {
 
 	private final MemoryKind kind;
 
-	@SuppressWarnings("unused")
-	private volatile Block block;
+	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
+	private Block block;
 
 	PooledBuffer(StratifiedMemoryPool pool, Block block, long size) {
 		this.pool = pool;

@@ -21,8 +21,8 @@ import io.gpumem.memory.MemoryKind;
  * A pool of buffers in size classes over any {@link MemoryAllocator}: requests round up to a class and
  * are served from that class's free list when it holds a buffer, from the allocator otherwise.
  * <p>
- * <b>Hit path.</b> Free lists are striped: a thread works on the stripe its id maps to, behind a lock
- * no other request thread normally takes, so an acquire and a release cost one uncontended
+ * <b>Hit path.</b> Free lists are striped: a thread works on a stripe of its own (see {@link StripeIndex}),
+ * behind a lock no other request thread normally takes, so an acquire and a release cost one uncontended
  * compare-and-set each, on one thread or many. A thread that finds its stripe empty takes a buffer
  * from another stripe before allocating.
  * <p>
@@ -177,7 +177,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 		int home = homeStripe();
 		Stripe stripe = this.stripes[home];
 		Block block;
-		stripe.lock();
+		stripe.lockHome();
 		try {
 			stripe.countRequest(classIndex);
 			block = stripe.pop(classIndex);
@@ -408,7 +408,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 			return;
 		}
 		Stripe stripe = this.stripes[homeStripe()];
-		stripe.lock();
+		stripe.lockHome();
 		try {
 			stripe.countReturn(classIndex);
 			if (!this.closed && this.reservedBuffers.get(classIndex) <= this.maxCachedBuffers[classIndex]
@@ -638,7 +638,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 	}
 
 	private int homeStripe() {
-		return (int) Thread.currentThread().getId() & this.stripeMask;
+		return StripeIndex.current() & this.stripeMask;
 	}
 
 	private void checkOpen() {

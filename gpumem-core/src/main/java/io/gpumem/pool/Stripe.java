@@ -7,7 +7,7 @@ import java.util.function.Consumer;
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class and the counters of the
  * acquires and releases made on it, all behind one small spin lock. Threads are spread over stripes
- * by thread id, so two request threads rarely meet on one lock (Netty's thread caches, jemalloc's
+ * round-robin ({@link StripeIndex}), so two request threads rarely meet on one lock (Netty's thread caches, jemalloc's
  * arenas).
  * <p>
  * Each stack is a ring: lent blocks are pushed and popped at its top, and trims take the least
@@ -61,6 +61,14 @@ final class Stripe extends StripePadding {
 
 	void lock() {
 		if (!LOCK.compareAndSet(this, 0, 1)) {
+			lockContended();
+		}
+	}
+
+	/** Locks for the thread whose home this stripe is, moving that thread elsewhere if another holds it. */
+	void lockHome() {
+		if (!LOCK.compareAndSet(this, 0, 1)) {
+			StripeIndex.advance();
 			lockContended();
 		}
 	}
