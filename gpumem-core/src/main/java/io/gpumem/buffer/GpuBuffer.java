@@ -4,6 +4,7 @@ import java.lang.ref.Reference;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
+import java.util.function.Supplier;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
@@ -189,7 +190,7 @@ public abstract class GpuBuffer implements AutoCloseable {
 				() -> "copy of " + length + " " + type + " elements (" + (long) length * type.bytes() + " bytes)");
 	}
 
-	private void checkRange(long byteOffset, long byteCount, java.util.function.Supplier<String> what) {
+	private void checkRange(long byteOffset, long byteCount, Supplier<String> what) {
 		if (byteOffset < 0 || byteCount < 0 || byteCount > size() - byteOffset) {
 			throw new IndexOutOfBoundsException(what.get() + " at byte offset " + byteOffset
 					+ " must lie within the buffer's " + size() + " bytes");

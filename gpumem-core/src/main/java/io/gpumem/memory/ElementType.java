@@ -27,11 +27,6 @@ public enum ElementType {
 		return this.bytes;
 	}
 
-	/** The Java array type holding elements of this type, for example {@code float[].class}. */
-	public Class<?> arrayType() {
-		return this.arrayType;
-	}
-
 	/**
 	 * Bytes taken by {@code count} elements.
 	 * @throws IllegalArgumentException if the count is negative or the byte size overflows a long
@@ -58,17 +53,6 @@ public enum ElementType {
 		}
 		throw new IllegalArgumentException("unsupported element type " + primitiveType
 				+ ": must be one of byte, int, long, float, double");
-	}
-
-	/** The element type of a primitive array such as a {@code float[]}. */
-	public static ElementType ofArray(Object array) {
-		for (ElementType type : values()) {
-			if (type.arrayType.isInstance(array)) {
-				return type;
-			}
-		}
-		throw new IllegalArgumentException("not a supported primitive array: "
-				+ ((array != null) ? array.getClass().getSimpleName() : "null"));
 	}
 
 }

@@ -270,7 +270,8 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 				stripe.lock();
 				try {
 					for (int c = 0; c < this.ladder.count(); c++) {
-						while (stripe.bottom(c) != null && stripe.bottom(c).stamp <= cutoff) {
+						Block bottom;
+						while ((bottom = stripe.bottom(c)) != null && bottom.stamp <= cutoff) {
 							released.add(stripe.removeBottom(c));
 						}
 					}

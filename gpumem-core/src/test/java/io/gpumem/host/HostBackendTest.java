@@ -2,6 +2,7 @@ package io.gpumem.host;
 
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,7 @@ class HostBackendTest {
 		HostBackend backend = new HostBackend(64 * 1024);
 		MemoryAllocator device = backend.allocator(MemoryKind.DEVICE);
 		List<Thread> threads = new ArrayList<>();
-		List<Allocation> held = java.util.Collections.synchronizedList(new ArrayList<>());
+		List<Allocation> held = Collections.synchronizedList(new ArrayList<>());
 		for (int t = 0; t < 4; t++) {
 			Thread thread = new Thread(() -> {
 				for (int i = 0; i < 100; i++) {
