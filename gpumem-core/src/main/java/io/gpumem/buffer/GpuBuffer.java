@@ -164,6 +164,33 @@ public abstract class GpuBuffer implements AutoCloseable {
 		}
 	}
 
+	/**
+	 * Sets {@code count} 32-bit words from {@code byteOffset} to {@code value}, as {@code cuMemsetD32}:
+	 * the way to fill int or float elements with one value ({@link Float#floatToRawIntBits}).
+	 * @throws IllegalArgumentException if {@code byteOffset} is not a multiple of 4
+	 */
+	public void fillInts(long byteOffset, long count, int value) {
+		if ((byteOffset & 3) != 0) {
+			throw new IllegalArgumentException("32-bit fill must start at a multiple of 4 bytes: " + byteOffset);
+		}
+		checkRange(byteOffset, (count < 0 || count > Long.MAX_VALUE / Integer.BYTES) ? -1 : count * Integer.BYTES,
+				() -> "fill of " + count + " 32-bit words");
+		try {
+			allocation().fillInts(byteOffset, count, value);
+		}
+		finally {
+			Reference.reachabilityFence(this);
+		}
+	}
+
+	/**
+	 * Checks that {@code byteCount} bytes from {@code byteOffset} lie within this buffer.
+	 * @throws IndexOutOfBoundsException if they do not
+	 */
+	public void checkRange(long byteOffset, long byteCount) {
+		checkRange(byteOffset, byteCount, () -> "range of " + byteCount + " bytes");
+	}
+
 	private void copyIn(long byteOffset, Object array, int arrayLength, int index, int length, ElementType type) {
 		checkCopy(byteOffset, arrayLength, index, length, type);
 		try {

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ByteBufferAccess;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryKind;
 
@@ -56,52 +57,38 @@ final class HostAllocation implements Allocation {
 	@Override
 	public void copyFromHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
 		checkNotFreed();
-		int offset = (int) byteOffset;
-		switch (type) {
-			case BYTE -> this.buffer.put(offset, (byte[]) array, arrayIndex, count);
-			case INT -> view(offset, count, type).asIntBuffer().put((int[]) array, arrayIndex, count);
-			case LONG -> view(offset, count, type).asLongBuffer().put((long[]) array, arrayIndex, count);
-			case FLOAT -> view(offset, count, type).asFloatBuffer().put((float[]) array, arrayIndex, count);
-			case DOUBLE -> view(offset, count, type).asDoubleBuffer().put((double[]) array, arrayIndex, count);
-		}
+		ByteBufferAccess.copyIn(this.buffer, byteOffset, array, arrayIndex, count, type);
 	}
 
 	@Override
 	public void copyToHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
 		checkNotFreed();
-		int offset = (int) byteOffset;
-		switch (type) {
-			case BYTE -> this.buffer.get(offset, (byte[]) array, arrayIndex, count);
-			case INT -> view(offset, count, type).asIntBuffer().get((int[]) array, arrayIndex, count);
-			case LONG -> view(offset, count, type).asLongBuffer().get((long[]) array, arrayIndex, count);
-			case FLOAT -> view(offset, count, type).asFloatBuffer().get((float[]) array, arrayIndex, count);
-			case DOUBLE -> view(offset, count, type).asDoubleBuffer().get((double[]) array, arrayIndex, count);
-		}
+		ByteBufferAccess.copyOut(this.buffer, byteOffset, array, arrayIndex, count, type);
 	}
 
 	@Override
 	public void fill(long byteOffset, long byteCount, byte value) {
 		checkNotFreed();
-		int offset = (int) byteOffset;
-		int end = Math.addExact(offset, (int) byteCount);
-		int longEnd = offset + ((end - offset) & ~7);
-		long pattern = (value & 0xFFL) * 0x0101010101010101L;
-		for (int i = offset; i < longEnd; i += Long.BYTES) {
-			this.buffer.putLong(i, pattern);
-		}
-		for (int i = longEnd; i < end; i++) {
-			this.buffer.put(i, value);
-		}
+		ByteBufferAccess.fill(this.buffer, byteOffset, byteCount, value);
+	}
+
+	@Override
+	public void fillInts(long byteOffset, long count, int value) {
+		checkNotFreed();
+		ByteBufferAccess.fillInts(this.buffer, byteOffset, count, value);
+	}
+
+	@Override
+	public Allocation slice(long byteOffset, long bytes) {
+		checkNotFreed();
+		return new HostAllocation(this.kind,
+				this.buffer.slice(Math.toIntExact(byteOffset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()));
 	}
 
 	void markFreed() {
 		if (!FREED.compareAndSet(this, false, true)) {
 			throw new IllegalStateException("host " + this.kind + " allocation of " + size() + " bytes freed twice");
 		}
-	}
-
-	private ByteBuffer view(int byteOffset, int count, ElementType type) {
-		return this.buffer.slice(byteOffset, count * type.bytes()).order(ByteOrder.nativeOrder());
 	}
 
 	private void checkNotFreed() {

@@ -4,10 +4,12 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuStream;
 
 /**
  * An emulated device in off-heap memory: the embedded backend used when no CUDA device is present.
@@ -21,7 +23,7 @@ import io.gpumem.memory.MemoryKind;
  * reclaims the buffer. That choice means no access, even a racing one after a free, ever touches
  * unmapped memory, and every copy is bounds-checked by the JDK.
  */
-public final class HostBackend {
+public final class HostBackend implements GpuBackend {
 
 	/** The largest single block: one direct buffer is indexed by an int. */
 	public static final long MAX_BLOCK_BYTES = Integer.MAX_VALUE - 8;
@@ -44,19 +46,51 @@ public final class HostBackend {
 				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes)));
 	}
 
-	/** The allocator for one kind of memory. */
+	@Override
+	public String name() {
+		return "host";
+	}
+
+	@Override
+	public int deviceId() {
+		return 0;
+	}
+
+	@Override
+	public String deviceName() {
+		return "host memory emulating a device";
+	}
+
+	@Override
 	public MemoryAllocator allocator(MemoryKind kind) {
 		return this.allocators.get(kind);
 	}
 
 	/** Free and total bytes of the emulated device (DEVICE and UNIFIED memory together). */
+	@Override
 	public MemoryInfo memoryInfo() {
 		return this.allocators.get(MemoryKind.DEVICE).memoryInfo();
 	}
 
+	/** A stream that runs each copy and fill at once, on the calling thread. */
+	@Override
+	public GpuStream createStream() {
+		return new HostStream();
+	}
+
+	@Override
+	public String describe() {
+		return "host backend (capacity " + ByteSizes.format(memoryInfo().totalBytes()) + ")";
+	}
+
+	/** Nothing to release: host memory returns to the operating system as its buffers are collected. */
+	@Override
+	public void close() {
+	}
+
 	@Override
 	public String toString() {
-		return "host backend (capacity " + ByteSizes.format(memoryInfo().totalBytes()) + ")";
+		return describe();
 	}
 
 	private static void requirePositive(String name, long bytes) {

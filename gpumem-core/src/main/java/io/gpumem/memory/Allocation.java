@@ -28,4 +28,13 @@ public interface Allocation {
 	/** Sets {@code byteCount} bytes from {@code byteOffset} to {@code value}. */
 	void fill(long byteOffset, long byteCount, byte value);
 
+	/** Sets {@code count} 32-bit words from {@code byteOffset}, a multiple of 4, to {@code value}. */
+	void fillInts(long byteOffset, long count, int value);
+
+	/**
+	 * A view of {@code bytes} bytes of this block from {@code byteOffset}, for allocators that carve
+	 * small blocks out of a large one. The view is not freed on its own: it lives as long as this block.
+	 */
+	Allocation slice(long byteOffset, long bytes);
+
 }

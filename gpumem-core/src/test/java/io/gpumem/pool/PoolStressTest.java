@@ -11,11 +11,19 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
-import org.junit.jupiter.api.Test;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 import io.gpumem.allocator.FaultInjectingAllocator;
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.allocator.TrackingAllocator;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
@@ -35,21 +43,29 @@ class PoolStressTest {
 
 	private static final long CAPACITY = 256L << 20;
 
-	@Test
-	void concurrentAcquireReleaseAndTrimKeepOwnershipAndAccountingExact() throws Exception {
-		Result result = run(null);
+	/** The host backend, and the CUDA backend on the fake driver. */
+	static Stream<Named<Supplier<GpuBackend>>> backends() {
+		return Stream.of(Named.of("host", () -> new HostBackend(CAPACITY)),
+				Named.of("cuda on the fake driver", () -> CudaBackend.open(new FakeCudaDriver(CAPACITY), 0)));
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void concurrentAcquireReleaseAndTrimKeepOwnershipAndAccountingExact(Supplier<GpuBackend> backend)
+			throws Exception {
+		Result result = run(backend.get(), null);
 		assertThat(result.failures).isZero();
 	}
 
-	@Test
-	void aFailingAllocatorLosesNothingAndFailsOnlyWithOurException() throws Exception {
-		Result result = run(0.01);
+	@ParameterizedTest
+	@MethodSource("backends")
+	void aFailingAllocatorLosesNothingAndFailsOnlyWithOurException(Supplier<GpuBackend> backend) throws Exception {
+		Result result = run(backend.get(), 0.01);
 		assertThat(result.failures).isPositive();
 		assertThat(result.statistics.allocationFailures()).isEqualTo(result.failures);
 	}
 
-	private Result run(Double faultProbability) throws Exception {
-		HostBackend backend = new HostBackend(CAPACITY);
+	private Result run(GpuBackend backend, Double faultProbability) throws Exception {
 		TrackingAllocator tracking = new TrackingAllocator(backend.allocator(MemoryKind.DEVICE), false);
 		MemoryAllocator upstream = (faultProbability != null)
 				? FaultInjectingAllocator.withProbability(tracking, faultProbability, 99) : tracking;
@@ -108,6 +124,7 @@ class PoolStressTest {
 		assertThat(allocator.statistics().currentBytes()).isZero();
 		assertThat(tracking.outstanding()).isEmpty();
 		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(CAPACITY);
+		backend.close();
 		return new Result(stats, failures.get());
 	}
 

@@ -1,0 +1,85 @@
+package io.gpumem.backend;
+
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
+import java.util.Objects;
+import java.util.function.Supplier;
+
+import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.CudaDriver;
+import io.gpumem.cuda.CudaProbe;
+import io.gpumem.cuda.CudaProbeResult;
+import io.gpumem.cuda.CudaUnavailableException;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.ByteSizes;
+
+/**
+ * The backend chosen for a {@link BackendType} and why: {@code auto} takes CUDA when the probe finds a
+ * usable device and the host backend otherwise, {@code cuda} fails with the probe's reason, {@code host}
+ * never probes. The choice and its reason are logged once, at INFO.
+ *
+ * @param backend the opened backend
+ * @param reason why it was chosen, in words for logs and the endpoint
+ * @param probe what the CUDA probe found, or {@code null} when the host backend was asked for
+ */
+public record BackendSelection(GpuBackend backend, String reason, CudaProbeResult probe) {
+
+	private static final Logger logger = System.getLogger(BackendSelection.class.getName());
+
+	public BackendSelection {
+		Objects.requireNonNull(backend, "backend");
+		Objects.requireNonNull(reason, "reason");
+	}
+
+	/**
+	 * Opens the backend of the given type through JCuda.
+	 * @param device the CUDA device ordinal
+	 * @param hostCapacityBytes the emulated device's capacity, should the host backend be chosen
+	 * @throws CudaUnavailableException if {@code type} is {@code CUDA} and no usable device is found
+	 */
+	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes) {
+		return select(type, device, hostCapacityBytes, null);
+	}
+
+	/**
+	 * Opens the backend of the given type, probing CUDA through the driver {@code driver} supplies
+	 * (JCuda when {@code null}).
+	 */
+	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes,
+			Supplier<? extends CudaDriver> driver) {
+		Objects.requireNonNull(type, "backend type");
+		BackendSelection selection = switch (type) {
+			case HOST -> host(hostCapacityBytes, "the host backend was configured", null);
+			case CUDA -> {
+				CudaProbeResult probe = probe(device, driver);
+				if (!probe.usable()) {
+					throw new CudaUnavailableException(probe);
+				}
+				yield cuda(device, driver, probe, "the CUDA backend was configured: " + probe.reason());
+			}
+			case AUTO -> {
+				CudaProbeResult probe = probe(device, driver);
+				yield probe.usable() ? cuda(device, driver, probe, "a usable CUDA device was found: " + probe.reason())
+						: host(hostCapacityBytes, "no usable CUDA device: " + probe.reason(), probe);
+			}
+		};
+		logger.log(Level.INFO, "gpumem uses the {0} ({1})", selection.backend().describe(), selection.reason());
+		return selection;
+	}
+
+	private static CudaProbeResult probe(int device, Supplier<? extends CudaDriver> driver) {
+		return (driver != null) ? CudaProbe.probe(device, driver) : CudaProbe.probe(device);
+	}
+
+	private static BackendSelection cuda(int device, Supplier<? extends CudaDriver> driver, CudaProbeResult probe,
+			String reason) {
+		CudaBackend backend = (driver != null) ? CudaBackend.open(driver.get(), device) : CudaBackend.open(device);
+		return new BackendSelection(backend, reason, probe);
+	}
+
+	private static BackendSelection host(long capacityBytes, String reason, CudaProbeResult probe) {
+		return new BackendSelection(new HostBackend(capacityBytes),
+				reason + "; emulating a device of " + ByteSizes.format(capacityBytes) + " in host memory", probe);
+	}
+
+}

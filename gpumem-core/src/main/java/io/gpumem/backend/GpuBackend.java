@@ -1,0 +1,39 @@
+package io.gpumem.backend;
+
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuStream;
+
+/**
+ * One device's memory as gpumem sees it: an allocator per memory kind, the device's memory info and
+ * its streams. Implemented by the CUDA backend and by the host backend that emulates a device.
+ */
+public interface GpuBackend extends AutoCloseable {
+
+	/** The backend's short name, as the {@code gpumem.backend} property spells it: {@code cuda} or {@code host}. */
+	String name();
+
+	/** The device's ordinal. */
+	int deviceId();
+
+	/** The device's name, such as "NVIDIA H100 80GB HBM3". */
+	String deviceName();
+
+	/** The allocator for one kind of memory. */
+	MemoryAllocator allocator(MemoryKind kind);
+
+	/** Free and total bytes of the device. */
+	MemoryInfo memoryInfo();
+
+	/** A new stream for asynchronous copies and fills on this device. */
+	GpuStream createStream();
+
+	/** A description for logs, such as "cuda device 0 (NVIDIA H100, 79.1 GiB)". */
+	String describe();
+
+	/** Releases what the backend holds of the device; the memory it handed out must be freed first. */
+	@Override
+	void close();
+
+}

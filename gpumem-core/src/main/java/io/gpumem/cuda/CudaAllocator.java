@@ -1,0 +1,122 @@
+package io.gpumem.cuda;
+
+import java.lang.management.ManagementFactory;
+import java.lang.management.OperatingSystemMXBean;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
+
+/**
+ * Allocates one kind of CUDA memory: {@code cuMemAlloc} for DEVICE, {@code cuMemHostAlloc} for PINNED,
+ * {@code cuMemAllocManaged} for UNIFIED. The driver's out-of-memory result becomes a
+ * {@link GpuOutOfMemoryException} with the device's figures.
+ */
+final class CudaAllocator implements MemoryAllocator {
+
+	/** The largest pinned block: its view is one {@link java.nio.ByteBuffer}. */
+	static final long MAX_PINNED_BYTES = Integer.MAX_VALUE - 8;
+
+	private final CudaDevice device;
+
+	private final MemoryKind kind;
+
+	CudaAllocator(CudaDevice device, MemoryKind kind) {
+		this.device = device;
+		this.kind = kind;
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return this.kind;
+	}
+
+	@Override
+	public Allocation allocate(long bytes) {
+		if (bytes <= 0) {
+			throw new IllegalArgumentException("allocation size must be positive: " + bytes);
+		}
+		if (this.kind == MemoryKind.PINNED && bytes > MAX_PINNED_BYTES) {
+			throw new IllegalArgumentException("pinned allocation size " + bytes + " exceeds the largest pinned block of "
+					+ MAX_PINNED_BYTES + " bytes");
+		}
+		CudaDriver driver = this.device.bind();
+		Object pointer;
+		try {
+			pointer = switch (this.kind) {
+				case DEVICE -> driver.allocateDevice(bytes);
+				case UNIFIED -> driver.allocateManaged(bytes);
+				case PINNED -> driver.allocatePinned(bytes);
+			};
+		}
+		catch (CudaException ex) {
+			if (ex.code() == CudaException.OUT_OF_MEMORY) {
+				throw new GpuOutOfMemoryException(
+						OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfoIfKnown(), -1, ex.getMessage()), ex);
+			}
+			throw ex;
+		}
+		if (this.kind == MemoryKind.PINNED) {
+			try {
+				return new CudaPinnedAllocation(this.device, pointer, bytes);
+			}
+			catch (RuntimeException ex) {
+				driver.freePinned(pointer);
+				throw ex;
+			}
+		}
+		return new CudaDeviceAllocation(this.device, this.kind, pointer, bytes);
+	}
+
+	@Override
+	public void free(Allocation allocation) {
+		if (allocation instanceof CudaDeviceAllocation block && block.device() == this.device
+				&& block.kind() == this.kind) {
+			Object pointer = block.markFreed();
+			this.device.bind().freeDevice(pointer);
+		}
+		else if (allocation instanceof CudaPinnedAllocation block && block.device() == this.device
+				&& this.kind == MemoryKind.PINNED) {
+			block.free();
+		}
+		else {
+			throw new IllegalArgumentException("not a CUDA " + this.kind + " allocation of device "
+					+ this.device.ordinal() + ": " + allocation);
+		}
+	}
+
+	/**
+	 * The device's free and total memory from {@code cuMemGetInfo}; for PINNED memory, the host's
+	 * physical memory, which page-locked blocks come from.
+	 */
+	@Override
+	public MemoryInfo memoryInfo() {
+		if (this.kind == MemoryKind.PINNED) {
+			OperatingSystemMXBean os = ManagementFactory.getOperatingSystemMXBean();
+			if (os instanceof com.sun.management.OperatingSystemMXBean host) {
+				return new MemoryInfo(host.getFreeMemorySize(), host.getTotalMemorySize());
+			}
+		}
+		return this.device.bind().memoryInfo();
+	}
+
+	@Override
+	public String describe() {
+		return "cuda " + this.kind + " on device " + this.device.ordinal() + " (" + this.device.name() + ", "
+				+ ByteSizes.format(memoryInfo().totalBytes()) + ")";
+	}
+
+	private MemoryInfo memoryInfoIfKnown() {
+		try {
+			return memoryInfo();
+		}
+		catch (RuntimeException ex) {
+			return null;
+		}
+	}
+
+}

@@ -1,0 +1,124 @@
+package io.gpumem.cuda;
+
+import java.util.EnumMap;
+import java.util.Map;
+
+import io.gpumem.allocator.SlabAllocator;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuStream;
+
+/**
+ * One CUDA device through the driver API: device, pinned and unified allocators, memory info and
+ * streams, with the device's primary context retained once and made current on the calling thread in
+ * every operation.
+ * <p>
+ * Requests up to {@link #MAX_CARVED_BYTES} are carved out of {@link #SLAB_BYTES} allocations (see
+ * {@link SlabAllocator}); larger ones are one driver allocation each.
+ */
+public final class CudaBackend implements GpuBackend {
+
+	/** The size of the driver allocations small blocks are carved from. */
+	public static final long SLAB_BYTES = 2L << 20;
+
+	/** The largest request carved from a slab. */
+	public static final long MAX_CARVED_BYTES = 256L << 10;
+
+	private final CudaDevice device;
+
+	private final boolean concurrentManagedAccess;
+
+	private final Map<MemoryKind, MemoryAllocator> allocators = new EnumMap<>(MemoryKind.class);
+
+	private CudaBackend(CudaDevice device, boolean concurrentManagedAccess) {
+		this.device = device;
+		this.concurrentManagedAccess = concurrentManagedAccess;
+		for (MemoryKind kind : MemoryKind.values()) {
+			this.allocators.put(kind, new SlabAllocator(new CudaAllocator(device, kind), SLAB_BYTES, MAX_CARVED_BYTES));
+		}
+	}
+
+	/**
+	 * Opens device {@code device} through JCuda.
+	 * @throws CudaUnavailableException with the probe's reason if the device cannot be used
+	 */
+	public static CudaBackend open(int device) {
+		CudaProbeResult probe = CudaProbe.probe(device);
+		if (!probe.usable()) {
+			throw new CudaUnavailableException(probe);
+		}
+		return open(CudaProbe.jcuda(), device);
+	}
+
+	/**
+	 * Opens device {@code device} through the given driver, retaining its primary context.
+	 * @throws CudaException if the driver refuses
+	 */
+	public static CudaBackend open(CudaDriver driver, int device) {
+		driver.init();
+		int count = driver.deviceCount();
+		if (device < 0 || device >= count) {
+			throw new IllegalArgumentException(
+					"CUDA device " + device + " does not exist: the driver found " + count + " device(s)");
+		}
+		CudaDevice opened = new CudaDevice(driver, device, driver.deviceName(device));
+		try {
+			return new CudaBackend(opened, driver.concurrentManagedAccess(device));
+		}
+		catch (RuntimeException ex) {
+			opened.release();
+			throw ex;
+		}
+	}
+
+	@Override
+	public String name() {
+		return "cuda";
+	}
+
+	@Override
+	public int deviceId() {
+		return this.device.ordinal();
+	}
+
+	@Override
+	public String deviceName() {
+		return this.device.name();
+	}
+
+	@Override
+	public MemoryAllocator allocator(MemoryKind kind) {
+		return this.allocators.get(kind);
+	}
+
+	@Override
+	public MemoryInfo memoryInfo() {
+		return this.device.bind().memoryInfo();
+	}
+
+	@Override
+	public GpuStream createStream() {
+		return new CudaStream(this.device, this.device.bind().createStream(), this.concurrentManagedAccess);
+	}
+
+	@Override
+	public String describe() {
+		return "cuda device " + deviceId() + " (" + deviceName() + ", " + ByteSizes.format(memoryInfo().totalBytes())
+				+ ")";
+	}
+
+	/** Releases the primary context; a second call does nothing. */
+	@Override
+	public void close() {
+		this.device.release();
+	}
+
+	@Override
+	public String toString() {
+		return "cuda backend, device " + deviceId() + " (" + deviceName() + ")";
+	}
+
+}

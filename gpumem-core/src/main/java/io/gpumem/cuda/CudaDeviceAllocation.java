@@ -1,0 +1,134 @@
+package io.gpumem.cuda;
+
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * A block of device or managed memory: {@code unwrap(CUdeviceptr.class)} gives kernels their argument.
+ * Slices share the block's memory and are freed with it.
+ */
+final class CudaDeviceAllocation implements Allocation, CudaMemory {
+
+	private final CudaDevice device;
+
+	private final MemoryKind kind;
+
+	private final Object pointer;
+
+	private final long size;
+
+	private final AtomicBoolean freed;
+
+	private final boolean slice;
+
+	CudaDeviceAllocation(CudaDevice device, MemoryKind kind, Object pointer, long size) {
+		this(device, kind, pointer, size, new AtomicBoolean(), false);
+	}
+
+	private CudaDeviceAllocation(CudaDevice device, MemoryKind kind, Object pointer, long size, AtomicBoolean freed,
+			boolean slice) {
+		this.device = device;
+		this.kind = kind;
+		this.pointer = pointer;
+		this.size = size;
+		this.freed = freed;
+		this.slice = slice;
+	}
+
+	@Override
+	public long size() {
+		return this.size;
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return this.kind;
+	}
+
+	@Override
+	public CudaDevice device() {
+		return this.device;
+	}
+
+	@Override
+	public Object pointer() {
+		return this.pointer;
+	}
+
+	@Override
+	public <T> T unwrap(Class<T> type) {
+		checkNotFreed();
+		if (type.isInstance(this.pointer)) {
+			return type.cast(this.pointer);
+		}
+		if (type.isInstance(this)) {
+			return type.cast(this);
+		}
+		throw new IllegalArgumentException(
+				"a CUDA " + this.kind + " allocation unwraps to jcuda.driver.CUdeviceptr, not " + type.getName());
+	}
+
+	@Override
+	public void copyFromHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
+		checkNotFreed();
+		CudaDriver driver = this.device.bind();
+		driver.copyArrayToDevice(driver.offset(this.pointer, byteOffset), array, (long) arrayIndex * type.bytes(),
+				(long) count * type.bytes());
+	}
+
+	@Override
+	public void copyToHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
+		checkNotFreed();
+		CudaDriver driver = this.device.bind();
+		driver.copyDeviceToArray(array, (long) arrayIndex * type.bytes(), driver.offset(this.pointer, byteOffset),
+				(long) count * type.bytes());
+	}
+
+	@Override
+	public void fill(long byteOffset, long byteCount, byte value) {
+		checkNotFreed();
+		CudaDriver driver = this.device.bind();
+		driver.memsetD8(driver.offset(this.pointer, byteOffset), value, byteCount, null);
+	}
+
+	@Override
+	public void fillInts(long byteOffset, long count, int value) {
+		checkNotFreed();
+		CudaDriver driver = this.device.bind();
+		driver.memsetD32(driver.offset(this.pointer, byteOffset), value, count, null);
+	}
+
+	@Override
+	public Allocation slice(long byteOffset, long bytes) {
+		checkNotFreed();
+		return new CudaDeviceAllocation(this.device, this.kind, this.device.bind().offset(this.pointer, byteOffset),
+				bytes, this.freed, true);
+	}
+
+	/** Marks the block freed and answers its pointer for the driver to free. */
+	Object markFreed() {
+		if (this.slice) {
+			throw new IllegalArgumentException("a slice is freed with the block it was cut from: " + this);
+		}
+		if (!this.freed.compareAndSet(false, true)) {
+			throw new IllegalStateException("CUDA " + this.kind + " allocation of " + this.size + " bytes freed twice");
+		}
+		return this.pointer;
+	}
+
+	private void checkNotFreed() {
+		if (this.freed.get()) {
+			throw new IllegalStateException("CUDA " + this.kind + " allocation of " + this.size + " bytes used after free");
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "CudaDeviceAllocation[" + this.kind + ", " + this.size + " bytes" + (this.freed.get() ? ", freed" : "")
+				+ "]";
+	}
+
+}

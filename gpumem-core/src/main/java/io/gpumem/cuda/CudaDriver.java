@@ -1,0 +1,125 @@
+package io.gpumem.cuda;
+
+import java.nio.ByteBuffer;
+
+import io.gpumem.memory.MemoryInfo;
+
+/**
+ * The CUDA driver calls gpumem makes, one method per call: the thin layer between gpumem and JCuda.
+ * <p>
+ * Each method makes one driver call and throws a {@link CudaException} with the call's result code
+ * when it does not succeed; it holds no logic of its own. Everything above it (contexts per thread,
+ * mapping out-of-memory, carving, guarded views, streams) is written against this interface, so that it
+ * can be tested with a fake driver on a machine without a GPU.
+ * <p>
+ * Native handles are opaque objects: pointers are JCuda's {@code CUdeviceptr} (device and managed
+ * memory) and {@code Pointer} (pinned host memory), and contexts, streams and events are JCuda's
+ * {@code CUcontext}, {@code CUstream} and {@code CUevent}. A {@code null} stream is the default stream.
+ * Methods other than those of discovery and contexts need the device's context current on the calling
+ * thread.
+ */
+public interface CudaDriver {
+
+	/** {@code cuInit}. */
+	void init();
+
+	/** {@code cuDriverGetVersion}: the CUDA version the driver supports, as 1000 × major + 10 × minor. */
+	int driverVersion();
+
+	/** The CUDA version the driver binding was built against, in the same encoding. */
+	int bindingVersion();
+
+	/** {@code cuDeviceGetCount}. */
+	int deviceCount();
+
+	/** {@code cuDeviceGetName}. */
+	String deviceName(int device);
+
+	/** {@code cuDeviceGetAttribute} for the compute capability, as 10 × major + minor. */
+	int computeCapability(int device);
+
+	/** {@code cuDeviceGetAttribute(CONCURRENT_MANAGED_ACCESS)}: whether managed memory can be prefetched. */
+	boolean concurrentManagedAccess(int device);
+
+	/** {@code cuDevicePrimaryCtxRetain}: the device's primary context. */
+	Object retainPrimaryContext(int device);
+
+	/** {@code cuDevicePrimaryCtxRelease}. */
+	void releasePrimaryContext(int device);
+
+	/** {@code cuCtxSetCurrent}: makes the context current on the calling OS thread. */
+	void setCurrentContext(Object context);
+
+	/** {@code cuMemGetInfo}: free and total bytes of the current context's device. */
+	MemoryInfo memoryInfo();
+
+	/** {@code cuMemAlloc}. */
+	Object allocateDevice(long bytes);
+
+	/** {@code cuMemAllocManaged} attached globally. */
+	Object allocateManaged(long bytes);
+
+	/** {@code cuMemFree}, for device and managed memory. */
+	void freeDevice(Object pointer);
+
+	/** {@code cuMemHostAlloc} with {@code CU_MEMHOSTALLOC_PORTABLE}: page-locked host memory. */
+	Object allocatePinned(long bytes);
+
+	/** A native-order direct view of {@code bytes} bytes of pinned memory (at most {@link Integer#MAX_VALUE}). */
+	ByteBuffer pinnedView(Object pointer, long bytes);
+
+	/** {@code cuMemFreeHost}. */
+	void freePinned(Object pointer);
+
+	/** A pointer {@code bytes} past {@code pointer}, of the same type. */
+	Object offset(Object pointer, long bytes);
+
+	/** {@code cuMemcpyHtoD} from a Java primitive array, starting {@code arrayByteOffset} bytes into it. */
+	void copyArrayToDevice(Object device, Object array, long arrayByteOffset, long bytes);
+
+	/** {@code cuMemcpyDtoH} into a Java primitive array, starting {@code arrayByteOffset} bytes into it. */
+	void copyDeviceToArray(Object array, long arrayByteOffset, Object device, long bytes);
+
+	/** {@code cuMemcpyHtoDAsync} from pinned memory. */
+	void copyHostToDeviceAsync(Object device, Object pinned, long bytes, Object stream);
+
+	/** {@code cuMemcpyDtoHAsync} into pinned memory. */
+	void copyDeviceToHostAsync(Object pinned, Object device, long bytes, Object stream);
+
+	/** {@code cuMemcpyDtoDAsync}. */
+	void copyDeviceToDeviceAsync(Object target, Object source, long bytes, Object stream);
+
+	/** {@code cuMemsetD8Async}; the default stream with {@code null}. */
+	void memsetD8(Object device, byte value, long count, Object stream);
+
+	/** {@code cuMemsetD32Async}; the default stream with {@code null}. */
+	void memsetD32(Object device, int value, long count, Object stream);
+
+	/** {@code cuMemPrefetchAsync} of managed memory to the device, or to the host when {@code device} is -1. */
+	void prefetch(Object pointer, long bytes, int device, Object stream);
+
+	/** {@code cuStreamCreate} with {@code CU_STREAM_NON_BLOCKING}. */
+	Object createStream();
+
+	/** {@code cuStreamSynchronize}. */
+	void synchronizeStream(Object stream);
+
+	/** {@code cuStreamDestroy}. */
+	void destroyStream(Object stream);
+
+	/** {@code cuEventCreate} with {@code CU_EVENT_DISABLE_TIMING}. */
+	Object createEvent();
+
+	/** {@code cuEventRecord}. */
+	void recordEvent(Object event, Object stream);
+
+	/** {@code cuEventQuery}: {@code true} when complete, {@code false} on {@code CUDA_ERROR_NOT_READY}. */
+	boolean queryEvent(Object event);
+
+	/** {@code cuEventSynchronize}. */
+	void synchronizeEvent(Object event);
+
+	/** {@code cuEventDestroy}. */
+	void destroyEvent(Object event);
+
+}

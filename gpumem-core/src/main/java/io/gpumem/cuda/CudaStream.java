@@ -1,0 +1,145 @@
+package io.gpumem.cuda;
+
+import io.gpumem.buffer.GpuBuffer;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
+
+/**
+ * A CUDA stream (non-blocking): copies between pinned and device memory, device-to-device copies,
+ * fills and prefetches, enqueued with the {@code Async} driver calls.
+ */
+final class CudaStream implements GpuStream {
+
+	private final CudaDevice device;
+
+	private final Object stream;
+
+	private final boolean concurrentManagedAccess;
+
+	private volatile boolean closed;
+
+	CudaStream(CudaDevice device, Object stream, boolean concurrentManagedAccess) {
+		this.device = device;
+		this.stream = stream;
+		this.concurrentManagedAccess = concurrentManagedAccess;
+	}
+
+	@Override
+	public void copy(GpuBuffer source, long sourceOffset, GpuBuffer target, long targetOffset, long bytes) {
+		source.checkRange(sourceOffset, bytes);
+		target.checkRange(targetOffset, bytes);
+		CudaMemory from = memory(source);
+		CudaMemory to = memory(target);
+		CudaDriver driver = bind();
+		Object fromPointer = driver.offset(from.pointer(), sourceOffset);
+		Object toPointer = driver.offset(to.pointer(), targetOffset);
+		boolean fromHost = from.kind() == MemoryKind.PINNED;
+		boolean toHost = to.kind() == MemoryKind.PINNED;
+		if (fromHost && toHost) {
+			throw new IllegalArgumentException("a copy between two PINNED buffers is a host copy: use their ByteBuffers");
+		}
+		if (fromHost) {
+			driver.copyHostToDeviceAsync(toPointer, fromPointer, bytes, this.stream);
+		}
+		else if (toHost) {
+			driver.copyDeviceToHostAsync(toPointer, fromPointer, bytes, this.stream);
+		}
+		else {
+			driver.copyDeviceToDeviceAsync(toPointer, fromPointer, bytes, this.stream);
+		}
+	}
+
+	@Override
+	public void fill(GpuBuffer target, long offset, long bytes, byte value) {
+		target.checkRange(offset, bytes);
+		CudaMemory to = memory(target);
+		if (to.kind() == MemoryKind.PINNED) {
+			throw new IllegalArgumentException("a fill of PINNED memory is a host fill: use GpuBuffer.fill");
+		}
+		CudaDriver driver = bind();
+		driver.memsetD8(driver.offset(to.pointer(), offset), value, bytes, this.stream);
+	}
+
+	@Override
+	public void prefetchToDevice(GpuBuffer buffer) {
+		prefetch(buffer, this.device.ordinal());
+	}
+
+	@Override
+	public void prefetchToHost(GpuBuffer buffer) {
+		prefetch(buffer, -1);
+	}
+
+	@Override
+	public GpuEvent record() {
+		CudaDriver driver = bind();
+		Object event = driver.createEvent();
+		try {
+			driver.recordEvent(event, this.stream);
+		}
+		catch (RuntimeException ex) {
+			driver.destroyEvent(event);
+			throw ex;
+		}
+		return new CudaEvent(this.device, event);
+	}
+
+	@Override
+	public void synchronize() {
+		bind().synchronizeStream(this.stream);
+	}
+
+	@Override
+	public synchronized void close() {
+		if (!this.closed) {
+			CudaDriver driver = bind();
+			this.closed = true;
+			try {
+				driver.synchronizeStream(this.stream);
+			}
+			finally {
+				driver.destroyStream(this.stream);
+			}
+		}
+	}
+
+	private void prefetch(GpuBuffer buffer, int target) {
+		CudaMemory memory = memory(buffer);
+		if (memory.kind() != MemoryKind.UNIFIED) {
+			throw new IllegalArgumentException("only UNIFIED memory can be prefetched, not " + memory.kind());
+		}
+		CudaDriver driver = bind();
+		if (this.concurrentManagedAccess) {
+			driver.prefetch(memory.pointer(), buffer.size(), target, this.stream);
+		}
+	}
+
+	private CudaMemory memory(GpuBuffer buffer) {
+		CudaMemory memory;
+		try {
+			memory = buffer.unwrap(CudaMemory.class);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new IllegalArgumentException("not CUDA memory: " + buffer, ex);
+		}
+		if (memory.device() != this.device) {
+			throw new IllegalArgumentException(buffer + " belongs to device " + memory.device().ordinal()
+					+ ", not to this stream's device " + this.device.ordinal());
+		}
+		return memory;
+	}
+
+	private CudaDriver bind() {
+		if (this.closed) {
+			throw new IllegalStateException("stream is closed");
+		}
+		return this.device.bind();
+	}
+
+	@Override
+	public String toString() {
+		return "CudaStream[device " + this.device.ordinal() + (this.closed ? ", closed" : "") + "]";
+	}
+
+}

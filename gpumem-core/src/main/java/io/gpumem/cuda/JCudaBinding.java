@@ -1,0 +1,293 @@
+package io.gpumem.cuda;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+
+import jcuda.Pointer;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.CUmemAttach_flags;
+import jcuda.driver.CUresult;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+import jcuda.driver.JCudaDriver;
+
+import io.gpumem.memory.MemoryInfo;
+
+/**
+ * {@link CudaDriver} on JCuda: each method one JCuda call and a check of its result code. The only class
+ * of gpumem that touches JCuda; loading it loads JCuda's natives and {@code libcuda}.
+ */
+final class JCudaBinding implements CudaDriver {
+
+	@Override
+	public void init() {
+		check(JCudaDriver.cuInit(0), "cuInit");
+	}
+
+	@Override
+	public int driverVersion() {
+		int[] version = new int[1];
+		check(JCudaDriver.cuDriverGetVersion(version), "cuDriverGetVersion");
+		return version[0];
+	}
+
+	@Override
+	public int bindingVersion() {
+		return JCudaDriver.CUDA_VERSION;
+	}
+
+	@Override
+	public int deviceCount() {
+		int[] count = new int[1];
+		check(JCudaDriver.cuDeviceGetCount(count), "cuDeviceGetCount");
+		return count[0];
+	}
+
+	@Override
+	public String deviceName(int device) {
+		byte[] name = new byte[256];
+		check(JCudaDriver.cuDeviceGetName(name, name.length, device(device)), "cuDeviceGetName");
+		int length = 0;
+		while (length < name.length && name[length] != 0) {
+			length++;
+		}
+		return new String(name, 0, length, StandardCharsets.UTF_8);
+	}
+
+	@Override
+	public int computeCapability(int device) {
+		return 10 * attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+				+ attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+	}
+
+	@Override
+	public boolean concurrentManagedAccess(int device) {
+		return attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
+	}
+
+	@Override
+	public Object retainPrimaryContext(int device) {
+		CUcontext context = new CUcontext();
+		check(JCudaDriver.cuDevicePrimaryCtxRetain(context, device(device)), "cuDevicePrimaryCtxRetain");
+		return context;
+	}
+
+	@Override
+	public void releasePrimaryContext(int device) {
+		check(JCudaDriver.cuDevicePrimaryCtxRelease(device(device)), "cuDevicePrimaryCtxRelease");
+	}
+
+	@Override
+	public void setCurrentContext(Object context) {
+		check(JCudaDriver.cuCtxSetCurrent((CUcontext) context), "cuCtxSetCurrent");
+	}
+
+	@Override
+	public MemoryInfo memoryInfo() {
+		long[] free = new long[1];
+		long[] total = new long[1];
+		check(JCudaDriver.cuMemGetInfo(free, total), "cuMemGetInfo");
+		return new MemoryInfo(free[0], total[0]);
+	}
+
+	@Override
+	public Object allocateDevice(long bytes) {
+		CUdeviceptr pointer = new CUdeviceptr();
+		check(JCudaDriver.cuMemAlloc(pointer, bytes), "cuMemAlloc");
+		return pointer;
+	}
+
+	@Override
+	public Object allocateManaged(long bytes) {
+		CUdeviceptr pointer = new CUdeviceptr();
+		check(JCudaDriver.cuMemAllocManaged(pointer, bytes, CUmemAttach_flags.CU_MEM_ATTACH_GLOBAL), "cuMemAllocManaged");
+		return pointer;
+	}
+
+	@Override
+	public void freeDevice(Object pointer) {
+		check(JCudaDriver.cuMemFree((CUdeviceptr) pointer), "cuMemFree");
+	}
+
+	@Override
+	public Object allocatePinned(long bytes) {
+		Pointer pointer = new Pointer();
+		check(JCudaDriver.cuMemHostAlloc(pointer, bytes, JCudaDriver.CU_MEMHOSTALLOC_PORTABLE), "cuMemHostAlloc");
+		return pointer;
+	}
+
+	@Override
+	public ByteBuffer pinnedView(Object pointer, long bytes) {
+		return ((Pointer) pointer).getByteBuffer(0, bytes).order(ByteOrder.nativeOrder());
+	}
+
+	@Override
+	public void freePinned(Object pointer) {
+		check(JCudaDriver.cuMemFreeHost((Pointer) pointer), "cuMemFreeHost");
+	}
+
+	@Override
+	public Object offset(Object pointer, long bytes) {
+		return (bytes == 0) ? pointer : ((Pointer) pointer).withByteOffset(bytes);
+	}
+
+	@Override
+	public void copyArrayToDevice(Object device, Object array, long arrayByteOffset, long bytes) {
+		check(JCudaDriver.cuMemcpyHtoD((CUdeviceptr) device, arrayPointer(array, arrayByteOffset), bytes),
+				"cuMemcpyHtoD");
+	}
+
+	@Override
+	public void copyDeviceToArray(Object array, long arrayByteOffset, Object device, long bytes) {
+		check(JCudaDriver.cuMemcpyDtoH(arrayPointer(array, arrayByteOffset), (CUdeviceptr) device, bytes),
+				"cuMemcpyDtoH");
+	}
+
+	@Override
+	public void copyHostToDeviceAsync(Object device, Object pinned, long bytes, Object stream) {
+		check(JCudaDriver.cuMemcpyHtoDAsync((CUdeviceptr) device, (Pointer) pinned, bytes, stream(stream)),
+				"cuMemcpyHtoDAsync");
+	}
+
+	@Override
+	public void copyDeviceToHostAsync(Object pinned, Object device, long bytes, Object stream) {
+		check(JCudaDriver.cuMemcpyDtoHAsync((Pointer) pinned, (CUdeviceptr) device, bytes, stream(stream)),
+				"cuMemcpyDtoHAsync");
+	}
+
+	@Override
+	public void copyDeviceToDeviceAsync(Object target, Object source, long bytes, Object stream) {
+		check(JCudaDriver.cuMemcpyDtoDAsync((CUdeviceptr) target, (CUdeviceptr) source, bytes, stream(stream)),
+				"cuMemcpyDtoDAsync");
+	}
+
+	@Override
+	public void memsetD8(Object device, byte value, long count, Object stream) {
+		if (stream == null) {
+			check(JCudaDriver.cuMemsetD8((CUdeviceptr) device, value, count), "cuMemsetD8");
+		}
+		else {
+			check(JCudaDriver.cuMemsetD8Async((CUdeviceptr) device, value, count, (CUstream) stream),
+					"cuMemsetD8Async");
+		}
+	}
+
+	@Override
+	public void memsetD32(Object device, int value, long count, Object stream) {
+		if (stream == null) {
+			check(JCudaDriver.cuMemsetD32((CUdeviceptr) device, value, count), "cuMemsetD32");
+		}
+		else {
+			check(JCudaDriver.cuMemsetD32Async((CUdeviceptr) device, value, count, (CUstream) stream),
+					"cuMemsetD32Async");
+		}
+	}
+
+	@Override
+	public void prefetch(Object pointer, long bytes, int device, Object stream) {
+		CUdevice target = (device < 0) ? JCudaDriver.CU_DEVICE_CPU : device(device);
+		check(JCudaDriver.cuMemPrefetchAsync((CUdeviceptr) pointer, bytes, target, stream(stream)),
+				"cuMemPrefetchAsync");
+	}
+
+	@Override
+	public Object createStream() {
+		CUstream stream = new CUstream();
+		check(JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
+		return stream;
+	}
+
+	@Override
+	public void synchronizeStream(Object stream) {
+		check(JCudaDriver.cuStreamSynchronize(stream(stream)), "cuStreamSynchronize");
+	}
+
+	@Override
+	public void destroyStream(Object stream) {
+		check(JCudaDriver.cuStreamDestroy((CUstream) stream), "cuStreamDestroy");
+	}
+
+	@Override
+	public Object createEvent() {
+		CUevent event = new CUevent();
+		check(JCudaDriver.cuEventCreate(event, CUevent_flags.CU_EVENT_DISABLE_TIMING), "cuEventCreate");
+		return event;
+	}
+
+	@Override
+	public void recordEvent(Object event, Object stream) {
+		check(JCudaDriver.cuEventRecord((CUevent) event, stream(stream)), "cuEventRecord");
+	}
+
+	@Override
+	public boolean queryEvent(Object event) {
+		int result = JCudaDriver.cuEventQuery((CUevent) event);
+		if (result == CudaException.NOT_READY) {
+			return false;
+		}
+		check(result, "cuEventQuery");
+		return true;
+	}
+
+	@Override
+	public void synchronizeEvent(Object event) {
+		check(JCudaDriver.cuEventSynchronize((CUevent) event), "cuEventSynchronize");
+	}
+
+	@Override
+	public void destroyEvent(Object event) {
+		check(JCudaDriver.cuEventDestroy((CUevent) event), "cuEventDestroy");
+	}
+
+	private static CUdevice device(int ordinal) {
+		CUdevice device = new CUdevice();
+		check(JCudaDriver.cuDeviceGet(device, ordinal), "cuDeviceGet");
+		return device;
+	}
+
+	private static int attribute(int device, int attribute) {
+		int[] value = new int[1];
+		check(JCudaDriver.cuDeviceGetAttribute(value, attribute, device(device)), "cuDeviceGetAttribute");
+		return value[0];
+	}
+
+	private static CUstream stream(Object stream) {
+		return (stream != null) ? (CUstream) stream : new CUstream();
+	}
+
+	private static Pointer arrayPointer(Object array, long byteOffset) {
+		Pointer pointer;
+		if (array instanceof byte[] bytes) {
+			pointer = Pointer.to(bytes);
+		}
+		else if (array instanceof int[] ints) {
+			pointer = Pointer.to(ints);
+		}
+		else if (array instanceof long[] longs) {
+			pointer = Pointer.to(longs);
+		}
+		else if (array instanceof float[] floats) {
+			pointer = Pointer.to(floats);
+		}
+		else if (array instanceof double[] doubles) {
+			pointer = Pointer.to(doubles);
+		}
+		else {
+			throw new IllegalArgumentException("not a primitive array of a supported type: " + array);
+		}
+		return (byteOffset == 0) ? pointer : pointer.withByteOffset(byteOffset);
+	}
+
+	private static void check(int result, String call) {
+		if (result != CUresult.CUDA_SUCCESS) {
+			throw new CudaException(call, result, CUresult.stringFor(result));
+		}
+	}
+
+}

@@ -1,0 +1,92 @@
+package io.gpumem.host;
+
+import java.nio.ByteBuffer;
+
+import io.gpumem.buffer.GpuBuffer;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
+
+/** The host backend's stream: every copy and fill runs at once, so every event is complete. */
+final class HostStream implements GpuStream {
+
+	private static final GpuEvent COMPLETE = new GpuEvent() {
+
+		@Override
+		public boolean isComplete() {
+			return true;
+		}
+
+		@Override
+		public void await() {
+		}
+
+		@Override
+		public void close() {
+		}
+
+	};
+
+	private volatile boolean closed;
+
+	@Override
+	public void copy(GpuBuffer source, long sourceOffset, GpuBuffer target, long targetOffset, long bytes) {
+		checkOpen();
+		source.checkRange(sourceOffset, bytes);
+		target.checkRange(targetOffset, bytes);
+		ByteBuffer from = source.unwrap(ByteBuffer.class);
+		ByteBuffer to = target.unwrap(ByteBuffer.class);
+		to.put((int) targetOffset, from, (int) sourceOffset, (int) bytes);
+	}
+
+	@Override
+	public void fill(GpuBuffer target, long offset, long bytes, byte value) {
+		checkOpen();
+		target.fill(offset, bytes, value);
+	}
+
+	@Override
+	public void prefetchToDevice(GpuBuffer buffer) {
+		checkUnified(buffer);
+	}
+
+	@Override
+	public void prefetchToHost(GpuBuffer buffer) {
+		checkUnified(buffer);
+	}
+
+	@Override
+	public GpuEvent record() {
+		checkOpen();
+		return COMPLETE;
+	}
+
+	@Override
+	public void synchronize() {
+		checkOpen();
+	}
+
+	@Override
+	public void close() {
+		this.closed = true;
+	}
+
+	private void checkUnified(GpuBuffer buffer) {
+		checkOpen();
+		if (buffer.kind() != MemoryKind.UNIFIED) {
+			throw new IllegalArgumentException("only UNIFIED memory can be prefetched, not " + buffer.kind());
+		}
+	}
+
+	private void checkOpen() {
+		if (this.closed) {
+			throw new IllegalStateException("stream is closed");
+		}
+	}
+
+	@Override
+	public String toString() {
+		return "HostStream" + (this.closed ? "[closed]" : "");
+	}
+
+}

@@ -1,0 +1,52 @@
+package io.gpumem.stream;
+
+import io.gpumem.buffer.GpuBuffer;
+
+/**
+ * An ordered queue of copies and fills that run asynchronously to the calling thread: a CUDA stream
+ * on the cuda backend, immediate execution on the host backend.
+ * <p>
+ * Work is enqueued in order and runs in that order; the caller learns of completion through an event
+ * ({@link #record()}) or {@link #synchronize()}. Host memory taking part in an asynchronous copy must be
+ * PINNED, so that the device can reach it while the caller goes on; buffers must stay open until the
+ * work using them has completed.
+ */
+public interface GpuStream extends AutoCloseable {
+
+	/**
+	 * Enqueues a copy of {@code bytes} bytes from {@code source} at {@code sourceOffset} to
+	 * {@code target} at {@code targetOffset}.
+	 * @throws IndexOutOfBoundsException if a range lies outside its buffer
+	 * @throws IllegalArgumentException if the two kinds of memory cannot be copied asynchronously
+	 */
+	void copy(GpuBuffer source, long sourceOffset, GpuBuffer target, long targetOffset, long bytes);
+
+	/** Enqueues a copy of all of {@code source} to the start of {@code target}. */
+	default void copy(GpuBuffer source, GpuBuffer target) {
+		copy(source, 0, target, 0, source.size());
+	}
+
+	/** Enqueues setting {@code bytes} bytes of {@code target} from {@code offset} to {@code value}. */
+	void fill(GpuBuffer target, long offset, long bytes, byte value);
+
+	/**
+	 * Enqueues moving UNIFIED memory to the device ({@code cuMemPrefetchAsync}), so that kernels do not
+	 * fault it in page by page; a hint that does nothing where the device or backend cannot act on it.
+	 * @throws IllegalArgumentException if the buffer is not UNIFIED memory
+	 */
+	void prefetchToDevice(GpuBuffer buffer);
+
+	/** Enqueues moving UNIFIED memory to the host, as {@link #prefetchToDevice} does to the device. */
+	void prefetchToHost(GpuBuffer buffer);
+
+	/** Records an event that completes when all work enqueued so far has completed. */
+	GpuEvent record();
+
+	/** Waits until all work enqueued so far has completed. */
+	void synchronize();
+
+	/** Waits for the enqueued work, then releases the stream. */
+	@Override
+	void close();
+
+}

@@ -1,0 +1,263 @@
+package io.gpumem.cuda;
+
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SizeClassLadder;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * What the CUDA backend must do, run against the fake driver everywhere and against the real driver
+ * where the probe finds a device.
+ */
+abstract class CudaScenarios {
+
+	private static final SizeClassLadder LADDER = SizeClassLadder.geometric(256, 4L << 20, 2, 256);
+
+	private final SplittableRandom random = new SplittableRandom(42);
+
+	protected CudaBackend backend;
+
+	protected StratifiedMemoryPool device;
+
+	protected StratifiedMemoryPool pinned;
+
+	protected StratifiedMemoryPool unified;
+
+	/** Opens the backend under test. */
+	protected abstract CudaBackend openBackend();
+
+	/** The type {@code unwrap} gives kernels for device memory. */
+	protected abstract Class<?> devicePointerType();
+
+	@BeforeEach
+	void openPools() {
+		this.backend = openBackend();
+		this.device = pool(MemoryKind.DEVICE);
+		this.pinned = pool(MemoryKind.PINNED);
+		this.unified = pool(MemoryKind.UNIFIED);
+	}
+
+	@AfterEach
+	void closePools() {
+		if (this.backend != null) {
+			this.device.close();
+			this.pinned.close();
+			this.unified.close();
+			this.backend.close();
+		}
+	}
+
+	private StratifiedMemoryPool pool(MemoryKind kind) {
+		return new StratifiedMemoryPool(this.backend.allocator(kind),
+				PoolConfig.builder(kind.name().toLowerCase()).sizeClasses(LADDER).build());
+	}
+
+	@Test
+	void roundTripsEveryElementTypeThroughDeviceMemory() {
+		int n = 10_000;
+		byte[] bytes = new byte[n];
+		this.random.nextBytes(bytes);
+		int[] ints = this.random.ints(n).toArray();
+		long[] longs = this.random.longs(n).toArray();
+		float[] floats = new float[n];
+		double[] doubles = this.random.doubles(n).toArray();
+		for (int i = 0; i < n; i++) {
+			floats[i] = (float) doubles[i];
+		}
+		try (PooledBuffer buffer = this.device.acquire(8L * n + 64)) {
+			buffer.copyFrom(bytes);
+			byte[] bytesBack = new byte[n];
+			buffer.copyTo(bytesBack);
+			assertThat(bytesBack).isEqualTo(bytes);
+
+			buffer.copyFrom(12, ints, 0, n);
+			int[] intsBack = new int[n];
+			buffer.copyTo(12, intsBack, 0, n);
+			assertThat(intsBack).isEqualTo(ints);
+
+			buffer.copyFrom(64, longs, 0, n);
+			long[] longsBack = new long[n + 2];
+			buffer.copyTo(64, longsBack, 1, n);
+			assertThat(Arrays.copyOfRange(longsBack, 1, n + 1)).isEqualTo(longs);
+
+			buffer.copyFrom(floats);
+			float[] floatsBack = new float[n];
+			buffer.copyTo(floatsBack);
+			assertThat(floatsBack).isEqualTo(floats);
+
+			buffer.copyFrom(8, doubles, 0, n);
+			double[] doublesBack = new double[n];
+			buffer.copyTo(8, doublesBack, 0, n);
+			assertThat(doublesBack).isEqualTo(doubles);
+		}
+	}
+
+	@Test
+	void fillsBytesAndThirtyTwoBitWords() {
+		try (PooledBuffer buffer = this.device.acquire(4096)) {
+			buffer.fill((byte) 0x5A);
+			buffer.fillInts(1024, 256, Float.floatToRawIntBits(Float.POSITIVE_INFINITY));
+			byte[] head = new byte[1024];
+			buffer.copyTo(head);
+			assertThat(head).containsOnly((byte) 0x5A);
+			float[] words = new float[256];
+			buffer.copyTo(1024, words, 0, 256);
+			assertThat(words).containsOnly(Float.POSITIVE_INFINITY);
+			int[] tail = new int[1];
+			buffer.copyTo(2048, tail, 0, 1);
+			assertThat(tail[0]).isEqualTo(0x5A5A5A5A);
+		}
+	}
+
+	@Test
+	void unwrapsTheDevicePointerForKernels() {
+		try (PooledBuffer buffer = this.device.acquire(1000)) {
+			assertThat(buffer.unwrap(devicePointerType())).isNotNull();
+			assertThatIllegalArgumentException().isThrownBy(() -> buffer.unwrap(ByteBuffer.class))
+				.withMessageContaining("CUdeviceptr");
+		}
+	}
+
+	@Test
+	void aThreadThatNeverTouchedTheContextCopiesAndFrees() throws Exception {
+		int[] values = this.random.ints(5000).toArray();
+		ExecutorService fresh = Executors.newSingleThreadExecutor();
+		try {
+			int[] back = CompletableFuture.supplyAsync(() -> {
+				try (PooledBuffer buffer = this.device.acquire(4L * values.length)) {
+					buffer.copyFrom(values);
+					int[] read = new int[values.length];
+					buffer.copyTo(read);
+					return read;
+				}
+			}, fresh).get(30, TimeUnit.SECONDS);
+			assertThat(back).isEqualTo(values);
+		}
+		finally {
+			fresh.shutdown();
+		}
+	}
+
+	@Test
+	void copiesAsynchronouslyThroughPinnedStaging() {
+		double[] values = this.random.doubles(100_000).toArray();
+		long bytes = 8L * values.length;
+		try (GpuStream stream = this.backend.createStream();
+				PooledBuffer stagingIn = this.pinned.acquire(bytes);
+				PooledBuffer onDevice = this.device.acquire(bytes);
+				PooledBuffer stagingOut = this.pinned.acquire(bytes)) {
+			stagingIn.copyFrom(values);
+			stagingOut.fill((byte) 0);
+			stream.copy(stagingIn, 0, onDevice, 0, bytes);
+			stream.copy(onDevice, 0, stagingOut, 0, bytes);
+			try (GpuEvent done = stream.record()) {
+				whileInFlight(done, stagingOut);
+				done.await();
+				assertThat(done.isComplete()).isTrue();
+			}
+			double[] back = new double[values.length];
+			stagingOut.copyTo(back);
+			assertThat(back).isEqualTo(values);
+		}
+	}
+
+	/** What a test may check while the work before {@code event} may not have run yet. */
+	protected void whileInFlight(GpuEvent event, PooledBuffer target) {
+	}
+
+	@Test
+	void pinnedMemoryUsedAfterFreeThrowsAndNeverTouchesIt() {
+		PooledBuffer buffer = this.pinned.acquire(1024);
+		ByteBuffer view = buffer.unwrap(ByteBuffer.class);
+		view.putLong(0, 0x1234_5678_9ABC_DEF0L);
+		long[] word = new long[1];
+		buffer.copyTo(word);
+		assertThat(word[0]).isEqualTo(0x1234_5678_9ABC_DEF0L);
+		buffer.close();
+		this.pinned.trim(0);
+		assertThatIllegalStateException().isThrownBy(() -> buffer.copyTo(word));
+		assertThatIllegalStateException().isThrownBy(() -> buffer.unwrap(ByteBuffer.class));
+		assertThat(view.getLong(0)).as("an escaped view stays mapped until it is unreachable")
+			.isEqualTo(0x1234_5678_9ABC_DEF0L);
+	}
+
+	@Test
+	void unifiedMemoryIsPrefetchedBothWaysAndReadBack() {
+		float[] values = new float[4096];
+		Arrays.fill(values, 2.5f);
+		try (GpuStream stream = this.backend.createStream(); PooledBuffer buffer = this.unified.acquire(16384)) {
+			buffer.copyFrom(values);
+			stream.prefetchToDevice(buffer);
+			stream.fill(buffer, 0, 4, (byte) 0);
+			stream.prefetchToHost(buffer);
+			stream.synchronize();
+			float[] back = new float[values.length];
+			buffer.copyTo(back);
+			assertThat(back[0]).isZero();
+			assertThat(Arrays.copyOfRange(back, 1, back.length)).containsOnly(2.5f);
+			try (PooledBuffer notUnified = this.device.acquire(256)) {
+				assertThatIllegalArgumentException().isThrownBy(() -> stream.prefetchToDevice(notUnified))
+					.withMessageContaining("UNIFIED");
+			}
+		}
+	}
+
+	@Test
+	void anAllocationLargerThanTheDeviceIsOurOutOfMemoryExceptionWithTheDevicesFigures() {
+		long total = this.backend.memoryInfo().totalBytes();
+		long reservedBefore = this.device.reservedBytes();
+		assertThatExceptionOfType(GpuOutOfMemoryException.class)
+			.isThrownBy(() -> this.device.acquire(total + (1L << 30)))
+			.satisfies((ex) -> {
+				assertThat(ex.diagnostic().capacityBytes()).isEqualTo(total);
+				assertThat(ex.diagnostic().requestedBytes()).isEqualTo(total + (1L << 30));
+				assertThat(ex.getMessage()).contains("CUDA_ERROR_OUT_OF_MEMORY");
+			});
+		assertThat(this.device.reservedBytes()).isEqualTo(reservedBefore);
+		assertThat(this.device.statistics().allocationFailures()).isEqualTo(1);
+	}
+
+	@Test
+	void manySmallBuffersComeFromFewSlabsAndAllGoBackWhenThePoolCloses() {
+		long freeBefore = this.backend.memoryInfo().freeBytes();
+		int added = this.device.warm(256, 1000);
+		assertThat(added).isEqualTo(1000);
+		PooledBuffer[] held = new PooledBuffer[1000];
+		for (int i = 0; i < held.length; i++) {
+			held[i] = this.device.acquire(200);
+			held[i].copyFrom(new int[] { i });
+		}
+		for (int i = 0; i < held.length; i++) {
+			int[] back = new int[1];
+			held[i].copyTo(back);
+			assertThat(back[0]).as("buffer %d keeps its own bytes", i).isEqualTo(i);
+			held[i].close();
+		}
+		assertThat(this.device.statistics().hits()).isEqualTo(1000);
+		this.device.trim(0);
+		assertThat(this.device.reservedBytes()).isZero();
+		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThanOrEqualTo(freeBefore - (2L << 20));
+	}
+
+}

@@ -1,0 +1,215 @@
+package io.gpumem.cuda;
+
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/** The CUDA backend's logic on a fake driver: the shared scenarios, and what only a fake can show. */
+class FakeCudaBackendTest extends CudaScenarios {
+
+	private static final long CAPACITY = 64L << 20;
+
+	private FakeCudaDriver driver;
+
+	@Override
+	protected CudaBackend openBackend() {
+		this.driver = new FakeCudaDriver(CAPACITY);
+		return CudaBackend.open(this.driver, 0);
+	}
+
+	@Override
+	protected Class<?> devicePointerType() {
+		return FakeCudaDriver.FakePointer.class;
+	}
+
+	@Override
+	protected void whileInFlight(GpuEvent event, PooledBuffer target) {
+		assertThat(event.isComplete()).as("the fake runs stream work only when it is waited for").isFalse();
+		byte[] notYet = new byte[16];
+		target.copyTo(notYet);
+		assertThat(notYet).containsOnly((byte) 0);
+	}
+
+	@Test
+	void everyOperationMakesThePrimaryContextCurrentOnTheCallingThread() throws Exception {
+		assertThat(this.driver.retainedContexts()).isEqualTo(1);
+		int before = this.driver.calls("cuCtxSetCurrent");
+		CompletableFuture.runAsync(() -> {
+			try (PooledBuffer buffer = this.device.acquire(1 << 20)) {
+				buffer.fill((byte) 1);
+			}
+		}, (task) -> new Thread(task, "never-touched-cuda").start()).get(30, TimeUnit.SECONDS);
+		assertThat(this.driver.calls("cuCtxSetCurrent")).isGreaterThan(before);
+		assertThat(this.driver.calls("cuDevicePrimaryCtxRetain")).isEqualTo(1);
+	}
+
+	@Test
+	void closingTheBackendReleasesThePrimaryContextOnce() {
+		this.device.close();
+		this.pinned.close();
+		this.unified.close();
+		this.backend.close();
+		this.backend.close();
+		assertThat(this.driver.retainedContexts()).isZero();
+		assertThatIllegalStateException().isThrownBy(() -> this.backend.memoryInfo()).withMessageContaining("closed");
+	}
+
+	@Test
+	void anOutOfMemoryRefusalIsFollowedByTrimAndRetry() {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("retry").sizeClasses(1L << 20, 4L << 20).build());
+		try {
+			pool.warm(4L << 20, 3);
+			long cached = pool.cachedBytes();
+			this.driver.refuseNextAllocations(1);
+			try (PooledBuffer buffer = pool.acquire(1L << 20)) {
+				buffer.fill((byte) 7);
+			}
+			assertThat(pool.statistics().trimmedBytes()).isPositive();
+			assertThat(pool.cachedBytes()).isLessThan(cached + (1L << 20));
+			assertThat(pool.statistics().allocationFailures()).isZero();
+		}
+		finally {
+			pool.close();
+		}
+		assertThat(this.driver.usedBytes()).isZero();
+	}
+
+	@Test
+	void withNothingCachedAnOutOfMemoryRefusalIsOurExceptionAndLosesNothing() {
+		this.driver.refuseNextAllocations(10);
+		assertThatExceptionOfType(GpuOutOfMemoryException.class)
+			.isThrownBy(() -> this.device.acquire(1L << 20))
+			.satisfies((ex) -> {
+				assertThat(ex.diagnostic().kind()).isEqualTo(MemoryKind.DEVICE);
+				assertThat(ex.diagnostic().capacityBytes()).isEqualTo(CAPACITY);
+				assertThat(ex.diagnostic().freeBytes()).isEqualTo(CAPACITY);
+				assertThat(ex.getMessage()).contains("cuMemAlloc failed: CUDA_ERROR_OUT_OF_MEMORY (2)");
+				assertThat(ex).hasRootCauseInstanceOf(CudaException.class);
+			});
+		assertThat(this.device.statistics().allocationFailures()).isEqualTo(1);
+		assertThat(this.device.reservedBytes()).isZero();
+		assertThat(this.driver.usedBytes()).isZero();
+	}
+
+	@Test
+	void otherDriverErrorsCarryTheCallAndTheCodesName() {
+		PooledBuffer buffer = this.device.acquire(1L << 20);
+		Object pointer = buffer.unwrap(FakeCudaDriver.FakePointer.class);
+		CudaDriver raw = this.driver;
+		raw.setCurrentContext(null);
+		assertThatExceptionOfType(CudaException.class).isThrownBy(() -> raw.freeDevice(pointer))
+			.satisfies((ex) -> {
+				assertThat(ex.call()).isEqualTo("cuMemFree");
+				assertThat(ex.code()).isEqualTo(CudaException.INVALID_CONTEXT);
+				assertThat(ex.codeName()).isEqualTo("CUDA_ERROR_INVALID_CONTEXT");
+				assertThat(ex.getMessage()).isEqualTo("cuMemFree failed: CUDA_ERROR_INVALID_CONTEXT (201)");
+			});
+		buffer.close();
+	}
+
+	@Test
+	void warmingAThousandSmallBuffersTakesOneDriverAllocation() {
+		int before = this.driver.calls("cuMemAlloc");
+		this.device.warm(256, 1000);
+		assertThat(this.driver.calls("cuMemAlloc") - before).isEqualTo(1);
+		this.device.trim(0);
+		assertThat(this.driver.liveAllocations()).isZero();
+		assertThat(this.driver.calls("cuMemFree")).isEqualTo(1);
+	}
+
+	@Test
+	void carvedBlocksAreAlignedTo256Bytes() {
+		try (PooledBuffer a = this.device.acquire(100); PooledBuffer b = this.device.acquire(300)) {
+			FakeCudaDriver.FakePointer first = a.unwrap(FakeCudaDriver.FakePointer.class);
+			FakeCudaDriver.FakePointer second = b.unwrap(FakeCudaDriver.FakePointer.class);
+			assertThat(first.memory()).isSameAs(second.memory());
+			assertThat(first.offset() % 256).isZero();
+			assertThat(second.offset() % 256).isZero();
+			assertThat(Math.abs(second.offset() - first.offset())).isGreaterThanOrEqualTo(256);
+		}
+	}
+
+	@Test
+	void largeRequestsAreOneDriverAllocationEach() {
+		int before = this.driver.calls("cuMemAlloc");
+		try (PooledBuffer large = this.device.acquire(3L << 20)) {
+			assertThat(large.unwrap(FakeCudaDriver.FakePointer.class).memory().capacity()).isEqualTo(3 << 20);
+		}
+		assertThat(this.driver.calls("cuMemAlloc") - before).isEqualTo(1);
+	}
+
+	@Test
+	void anEscapedPinnedViewDefersTheFreeUntilItIsUnreachable() throws InterruptedException {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
+				PoolConfig.builder("escape").sizeClasses(4L << 20).build());
+		PooledBuffer buffer = pool.acquire(4L << 20);
+		ByteBuffer view = buffer.unwrap(ByteBuffer.class);
+		buffer.close();
+		pool.close();
+		assertThat(this.driver.calls("cuMemFreeHost")).isZero();
+		view.put(0, (byte) 1);
+		view = null;
+		Instant deadline = Instant.now().plus(Duration.ofSeconds(20));
+		while (this.driver.calls("cuMemFreeHost") == 0 && Instant.now().isBefore(deadline)) {
+			System.gc();
+			Thread.sleep(20);
+		}
+		assertThat(this.driver.calls("cuMemFreeHost")).isEqualTo(1);
+		assertThat(this.driver.liveAllocations()).isZero();
+	}
+
+	@Test
+	void pinnedMemoryWithNoEscapedViewIsFreedAtOnce() {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
+				PoolConfig.builder("prompt").sizeClasses(4L << 20).build());
+		try (PooledBuffer buffer = pool.acquire(4L << 20)) {
+			buffer.copyFrom(new long[] { 1, 2, 3 });
+		}
+		pool.close();
+		assertThat(this.driver.calls("cuMemFreeHost")).isEqualTo(1);
+	}
+
+	@Test
+	void streamsRefuseCopiesTheHardwareCannotDoAsynchronously() {
+		try (GpuStream stream = this.backend.createStream();
+				PooledBuffer a = this.pinned.acquire(256);
+				PooledBuffer b = this.pinned.acquire(256)) {
+			assertThatIllegalArgumentException().isThrownBy(() -> stream.copy(a, b)).withMessageContaining("PINNED");
+			assertThatExceptionOfType(IndexOutOfBoundsException.class)
+				.isThrownBy(() -> stream.copy(a, 0, b, 128, 256));
+		}
+	}
+
+	@Test
+	void aClosedStreamWaitsForItsWorkAndRefusesMore() {
+		GpuStream stream = this.backend.createStream();
+		try (PooledBuffer staging = this.pinned.acquire(1024); PooledBuffer onDevice = this.device.acquire(1024)) {
+			staging.fill((byte) 3);
+			stream.copy(staging, onDevice);
+			stream.close();
+			byte[] back = new byte[1024];
+			onDevice.copyTo(back);
+			assertThat(back).containsOnly((byte) 3);
+			assertThatIllegalStateException().isThrownBy(() -> stream.copy(staging, onDevice));
+		}
+	}
+
+}

@@ -1,0 +1,26 @@
+package io.gpumem.cuda;
+
+import jcuda.driver.CUdeviceptr;
+
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+/**
+ * The shared scenarios on the real driver through JCuda. Where the probe finds no usable CUDA device,
+ * each scenario is skipped with the probe's reason, so that the reason shows in the test report.
+ */
+class JCudaBackendTest extends CudaScenarios {
+
+	private static final CudaProbeResult PROBE = CudaProbe.probe(0);
+
+	@Override
+	protected CudaBackend openBackend() {
+		assumeTrue(PROBE.usable(), () -> "no usable CUDA device: " + PROBE.reason());
+		return CudaBackend.open(0);
+	}
+
+	@Override
+	protected Class<?> devicePointerType() {
+		return CUdeviceptr.class;
+	}
+
+}
