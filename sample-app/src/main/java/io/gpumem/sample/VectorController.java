@@ -10,7 +10,7 @@ import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
-import io.gpumem.host.HostBackend;
+import io.gpumem.backend.GpuBackend;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -22,11 +22,11 @@ import io.gpumem.pool.StratifiedMemoryPool;
 @RestController
 class VectorController {
 
-	private final HostBackend backend;
+	private final GpuBackend backend;
 
 	private final StratifiedMemoryPool pool;
 
-	VectorController(HostBackend backend, StratifiedMemoryPool pool) {
+	VectorController(GpuBackend backend, StratifiedMemoryPool pool) {
 		this.backend = backend;
 		this.pool = pool;
 	}
@@ -59,7 +59,7 @@ class VectorController {
 	@GetMapping("/api/memory")
 	Map<String, Object> memory() {
 		PoolStatistics stats = this.pool.statistics();
-		return Map.of("backend", this.backend.toString(), "freeBytes", this.backend.memoryInfo().freeBytes(),
+		return Map.of("backend", this.backend.describe(), "freeBytes", this.backend.memoryInfo().freeBytes(),
 				"totalBytes", this.backend.memoryInfo().totalBytes(), "pool",
 				Map.of("requests", stats.requests(), "hits", stats.hits(), "misses", stats.misses(), "inUseBytes",
 						stats.inUseBytes(), "cachedBytes", stats.cachedBytes(), "reservedBytes",
