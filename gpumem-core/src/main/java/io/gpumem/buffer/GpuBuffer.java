@@ -1,6 +1,7 @@
 package io.gpumem.buffer;
 
 import java.lang.ref.Reference;
+import java.lang.reflect.Array;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Objects;
@@ -148,6 +149,24 @@ public abstract class GpuBuffer implements AutoCloseable {
 		copyOut(byteOffset, dst, dst.length, dstIndex, length, ElementType.DOUBLE);
 	}
 
+	/**
+	 * Copies {@code length} elements of a primitive array of any supported type ({@code byte[]},
+	 * {@code int[]}, {@code long[]}, {@code float[]}, {@code double[]}) into this buffer at {@code byteOffset}.
+	 * @throws IllegalArgumentException if {@code array} is not such an array
+	 */
+	public void copyFromArray(long byteOffset, Object array, int index, int length) {
+		copyIn(byteOffset, array, Array.getLength(array), index, length, elementTypeOf(array));
+	}
+
+	/**
+	 * Copies {@code length} elements from this buffer at {@code byteOffset} into a primitive array of any
+	 * supported type, from {@code index}.
+	 * @throws IllegalArgumentException if {@code array} is not such an array
+	 */
+	public void copyToArray(long byteOffset, Object array, int index, int length) {
+		copyOut(byteOffset, array, Array.getLength(array), index, length, elementTypeOf(array));
+	}
+
 	/** Sets every byte of the buffer to {@code value}. */
 	public void fill(byte value) {
 		fill(0, size(), value);
@@ -189,6 +208,26 @@ public abstract class GpuBuffer implements AutoCloseable {
 	 */
 	public void checkRange(long byteOffset, long byteCount) {
 		checkRange(byteOffset, byteCount, () -> "range of " + byteCount + " bytes");
+	}
+
+	/**
+	 * The memory behind another buffer, for buffers that lend a buffer of their own (scopes, caches).
+	 * @throws IllegalStateException if that buffer is closed
+	 */
+	protected static Allocation allocationOf(GpuBuffer buffer) {
+		return buffer.allocation();
+	}
+
+	/**
+	 * The element type of a primitive array.
+	 * @throws IllegalArgumentException if {@code array} is not an array of a supported primitive type
+	 */
+	public static ElementType elementTypeOf(Object array) {
+		Class<?> component = (array != null) ? array.getClass().getComponentType() : null;
+		if (component == null || !component.isPrimitive()) {
+			throw new IllegalArgumentException("not a primitive array: " + array);
+		}
+		return ElementType.of(component);
 	}
 
 	private void copyIn(long byteOffset, Object array, int arrayLength, int index, int length, ElementType type) {

@@ -7,6 +7,8 @@ import java.lang.ref.Reference;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
 
 /** A buffer lent by a {@link StratifiedMemoryPool}; closing it gives its block back to the pool. */
 public final class PooledBuffer extends GpuBuffer {
@@ -69,6 +71,27 @@ public final class PooledBuffer extends GpuBuffer {
 		if (released != null) {
 			released.leak = null;
 			this.pool.release(released);
+		}
+		Reference.reachabilityFence(this);
+	}
+
+	/**
+	 * Returns the memory to the pool once the work enqueued so far on {@code stream} has completed, so
+	 * that no other work is lent memory the stream may still read or write. On the host backend, whose
+	 * streams run work at once, this is {@link #close()}. A closed buffer is left as it is.
+	 */
+	public void closeAfter(GpuStream stream) {
+		if (this.block == null) {
+			return;
+		}
+		GpuEvent event = stream.record();
+		Block released = (Block) BLOCK.getAndSet(this, null);
+		if (released != null) {
+			released.leak = null;
+			this.pool.releaseAfter(released, event);
+		}
+		else {
+			event.close();
 		}
 		Reference.reachabilityFence(this);
 	}

@@ -2,10 +2,14 @@ package io.gpumem.pool;
 
 import java.lang.ref.ReferenceQueue;
 import java.util.ArrayList;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
+import java.util.Queue;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -16,6 +20,8 @@ import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
 
 /**
  * A pool of buffers in size classes over any {@link MemoryAllocator}: requests round up to a class and
@@ -38,12 +44,19 @@ import io.gpumem.memory.MemoryKind;
  * throwing a {@link GpuOutOfMemoryException} that adds the pool's figures to the allocator's. A failed
  * acquire changes no count but {@code misses} and {@code allocationFailures}.
  * <p>
+ * <b>Releasing after a stream.</b> {@link PooledBuffer#closeAfter(GpuStream)} records an event on the
+ * stream; the block stays lent until the event completes, and is looked at again on misses, trims,
+ * statistics and maintenance runs, so that no other work can get memory a stream may still write.
+ * <p>
+ * <b>Listeners</b> ({@link PoolListener}) hear of misses that grew the reserved memory and take over
+ * freeing memory when the allocator refuses: with one, the pool retries after whatever it freed.
+ * <p>
  * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, least recently used first, down to a
  * byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
  * Recency is kept by a clock that ticks on every slow path and every maintenance run, so buffers cached
  * between two ticks are ordered by stack position, not by time.
  */
-public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
+public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
 
@@ -96,6 +109,11 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 
 	private final ReferenceQueue<PooledBuffer> leaks = new ReferenceQueue<>();
 
+	/** Blocks closed after stream work that may not have completed yet. */
+	private final Queue<PendingRelease> pending = new ConcurrentLinkedQueue<>();
+
+	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
+
 	private final Object trimLock = new Object();
 
 	private final ScheduledFuture<?> maintenance;
@@ -147,6 +165,11 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 	@Override
 	public MemoryKind kind() {
 		return this.allocator.kind();
+	}
+
+	/** Adds a listener told of reserved-memory growth and asked to free memory when the allocator refuses. */
+	public void addListener(PoolListener listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
 	}
 
 	/** The allocator this pool draws on. */
@@ -229,6 +252,9 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 			free(block);
 			throw closedException();
 		}
+		if (added > 0) {
+			this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
+		}
 		return added;
 	}
 
@@ -237,12 +263,14 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 	 * @return the bytes released to the allocator
 	 * @throws IllegalArgumentException if {@code keepBytes} is negative
 	 */
+	@Override
 	public long trim(long keepBytes) {
 		if (keepBytes < 0) {
 			throw new IllegalArgumentException("trim target must not be negative: " + keepBytes + " bytes");
 		}
 		checkOpen();
 		reclaimLeaks();
+		drainPending();
 		long released = 0;
 		synchronized (this.trimLock) {
 			tick();
@@ -287,6 +315,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 	@Override
 	public PoolStatistics statistics() {
 		reclaimLeaks();
+		drainPending();
 		int classes = this.ladder.count();
 		long[] requests = new long[classes];
 		long[] hits = new long[classes];
@@ -335,6 +364,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 	}
 
 	/** Bytes cached in all classes; exact when no thread is acquiring or releasing. */
+	@Override
 	public long cachedBytes() {
 		long bytes = 0;
 		for (Stripe stripe : this.stripes) {
@@ -343,7 +373,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 		return bytes;
 	}
 
-	/** Bytes this pool holds from its allocator. */
+	@Override
 	public long reservedBytes() {
 		return this.reservedBytes.get();
 	}
@@ -365,6 +395,10 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 			this.maintenance.cancel(false);
 		}
 		reclaimLeaks();
+		for (PendingRelease release; (release = this.pending.poll()) != null;) {
+			release.event.close();
+			release(release.block);
+		}
 		List<Block> cached = new ArrayList<>();
 		for (Stripe stripe : this.stripes) {
 			stripe.lock();
@@ -424,6 +458,17 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 		releaseBeyondCaps(block, stripe);
 	}
 
+	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
+	void releaseAfter(Block block, GpuEvent event) {
+		if (event.isComplete()) {
+			event.close();
+			release(block);
+		}
+		else {
+			this.pending.add(new PendingRelease(block, event));
+		}
+	}
+
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */
 	long tick() {
 		long now = Math.max(System.nanoTime(), this.clock + 1);
@@ -456,9 +501,25 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 				stripe.unlock();
 			}
 		}
+		if (drainPending() > 0) {
+			Stripe stripe = this.stripes[home];
+			stripe.lock();
+			try {
+				Block block = stripe.pop(classIndex);
+				if (block != null) {
+					stripe.countHit(classIndex);
+					return block;
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
 		this.misses.incrementAndGet(classIndex);
 		reclaimLeaks();
-		return allocateWithRetry(classIndex, this.ladder.size(classIndex));
+		Block block = allocateWithRetry(classIndex, this.ladder.size(classIndex));
+		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
+		return block;
 	}
 
 	private Block acquireLarge(long bytes) {
@@ -466,6 +527,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 		Block block = allocateWithRetry(-1, bytes);
 		this.largeInUseBuffers.incrementAndGet();
 		this.largeInUseBytes.addAndGet(bytes);
+		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
 
@@ -476,19 +538,54 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 				return reserve(classIndex, size);
 			}
 			catch (GpuOutOfMemoryException ex) {
-				long cached = cachedBytes();
-				if (attempt >= this.oomRetries || cached == 0 || this.closed) {
+				if (attempt >= this.oomRetries || this.closed || makeRoom(size, attempt) == 0) {
 					this.allocationFailures.increment();
+					this.listeners.forEach((listener) -> listener.allocationFailed(this, size));
+					long cached = cachedBytes();
 					throw new GpuOutOfMemoryException(ex.diagnostic()
 						.withPool(this.reservedBytes.get() - cached, cached, this.ladder.largest()), ex);
 				}
-				trim((attempt == 0) ? Math.max(0, cached - size) : 0);
 			}
 			catch (RuntimeException ex) {
 				this.allocationFailures.increment();
 				throw ex;
 			}
 		}
+	}
+
+	/**
+	 * Frees memory for a refused allocation of {@code size} bytes: the listeners' way when there are
+	 * any, else by trimming this pool, first by what the request needs, then entirely.
+	 * @return the bytes freed
+	 */
+	private long makeRoom(long size, int attempt) {
+		drainPending();
+		if (!this.listeners.isEmpty()) {
+			long freed = 0;
+			for (PoolListener listener : this.listeners) {
+				freed += listener.outOfMemory(this, size, attempt);
+			}
+			return freed;
+		}
+		long cached = cachedBytes();
+		return (cached == 0) ? 0 : trim((attempt == 0) ? Math.max(0, cached - size) : 0);
+	}
+
+	/**
+	 * Releases the blocks whose stream work has completed, in the order they were closed.
+	 * @return how many were released
+	 */
+	private int drainPending() {
+		int released = 0;
+		for (Iterator<PendingRelease> it = this.pending.iterator(); it.hasNext();) {
+			PendingRelease release = it.next();
+			if (release.event.isComplete() && this.pending.remove(release)) {
+				release.event.close();
+				release(release.block);
+				released++;
+			}
+		}
+		return released;
 	}
 
 	private Block reserve(int classIndex, long size) {
@@ -620,6 +717,7 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 		try {
 			tick();
 			reclaimLeaks();
+			drainPending();
 			trimIdle();
 		}
 		catch (RuntimeException ex) {
@@ -650,6 +748,9 @@ public final class StratifiedMemoryPool implements PoolMetric, AutoCloseable {
 
 	private IllegalStateException closedException() {
 		return new IllegalStateException("pool '" + this.name + "' is closed");
+	}
+
+	private record PendingRelease(Block block, GpuEvent event) {
 	}
 
 }

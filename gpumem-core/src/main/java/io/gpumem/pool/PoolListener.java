@@ -1,0 +1,26 @@
+package io.gpumem.pool;
+
+/**
+ * Told by a {@link StratifiedMemoryPool} of what concerns memory pressure: a miss that reserved more
+ * memory, and an allocation the allocator refused. The pressure handler is one.
+ */
+public interface PoolListener {
+
+	/** Called after a miss made {@code pool} reserve more memory from its allocator. */
+	default void reservedMemoryGrew(MemoryPool pool) {
+	}
+
+	/**
+	 * Called when the allocator refused {@code requestedBytes} for {@code pool}, before retry
+	 * {@code attempt} (from 0): free what memory can be freed.
+	 * @return the bytes freed; 0 when nothing could be, and retrying is pointless
+	 */
+	default long outOfMemory(MemoryPool pool, long requestedBytes, int attempt) {
+		return 0;
+	}
+
+	/** Called when {@code pool} gives up on {@code requestedBytes} and throws its out-of-memory exception. */
+	default void allocationFailed(MemoryPool pool, long requestedBytes) {
+	}
+
+}

@@ -1,0 +1,246 @@
+package io.gpumem.pressure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class PressureHandlerTest {
+
+	private static final long MIB = 1L << 20;
+
+	private static final long CAPACITY = 64 * MIB;
+
+	private final HostBackend backend = new HostBackend(CAPACITY);
+
+	private final List<StratifiedMemoryPool> pools = new ArrayList<>();
+
+	@AfterEach
+	void closePools() {
+		this.pools.forEach(StratifiedMemoryPool::close);
+	}
+
+	private StratifiedMemoryPool pool(String name, long... sizeClasses) {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder(name).sizeClasses(sizeClasses).build());
+		this.pools.add(pool);
+		return pool;
+	}
+
+	@Test
+	void thresholdsOutOfOrderAreRefusedNamingTheValues() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new PressureThresholds(0.8, 0.75, 0.9))
+			.withMessageContaining("elevated=0.8, warning=0.75, critical=0.9")
+			.withMessageContaining("0 < elevated < warning < critical <= 1");
+		assertThatIllegalArgumentException().isThrownBy(() -> new PressureThresholds(0.5, 0.7, 1.2));
+		assertThatIllegalArgumentException().isThrownBy(() -> PressureReaction.shrink(0))
+			.withMessageContaining("(0, 1]");
+		assertThatIllegalArgumentException().isThrownBy(
+				() -> PressureHandler.builder(this.backend::memoryInfo).reaction(PressureLevel.NORMAL,
+						PressureReaction.none()));
+	}
+
+	@Test
+	void warmingPastTheWarningThresholdShrinksToTheTargetAndCountsIt() {
+		StratifiedMemoryPool pool = pool("device", MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo)
+			.reaction(PressureLevel.WARNING, PressureReaction.shrink(0.7))
+			.build();
+		List<PressureChange> changes = new CopyOnWriteArrayList<>();
+		handler.addListener(changes::add);
+		handler.register(pool);
+		pool.warm(MIB, 52);
+		assertThat(this.backend.memoryInfo().utilization()).isLessThanOrEqualTo(0.7);
+		PressureStatistics stats = handler.statistics();
+		assertThat(stats.shrinks()).isEqualTo(1);
+		assertThat(stats.shrunkBytes()).isEqualTo(pool.statistics().trimmedBytes()).isPositive();
+		assertThat(stats.shrunkBytes()).isEqualTo(52 * MIB - pool.reservedBytes());
+		assertThat(changes).extracting(PressureChange::level)
+			.containsExactly(PressureLevel.WARNING, PressureLevel.ELEVATED);
+		assertThat(handler.level()).isEqualTo(PressureLevel.ELEVATED);
+	}
+
+	@Test
+	void aCallbackIsToldOncePerTransitionIntoItsLevel() {
+		StratifiedMemoryPool pool = pool("device", MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo)
+			.reaction(PressureLevel.WARNING, PressureReaction.callback())
+			.build();
+		List<PressureChange> callbacks = new CopyOnWriteArrayList<>();
+		List<PressureChange> changes = new CopyOnWriteArrayList<>();
+		handler.addCallback(callbacks::add);
+		handler.addListener(changes::add);
+		handler.register(pool);
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int round = 0; round < 2; round++) {
+			for (int i = 0; i < 50; i++) {
+				held.add(pool.acquire(MIB));
+			}
+			for (int i = 0; i < 5; i++) {
+				assertThat(handler.check()).isEqualTo(PressureLevel.WARNING);
+			}
+			held.forEach(PooledBuffer::close);
+			held.clear();
+			pool.trim(0);
+			assertThat(handler.check()).isEqualTo(PressureLevel.NORMAL);
+		}
+		assertThat(callbacks).hasSize(2).allSatisfy((change) -> {
+			assertThat(change.level()).isEqualTo(PressureLevel.WARNING);
+			assertThat(change.utilization()).isGreaterThanOrEqualTo(0.75);
+		});
+		assertThat(handler.statistics().callbacks()).isEqualTo(2);
+		assertThat(changes).extracting(PressureChange::level)
+			.containsExactly(PressureLevel.ELEVATED, PressureLevel.WARNING, PressureLevel.NORMAL,
+					PressureLevel.ELEVATED, PressureLevel.WARNING, PressureLevel.NORMAL);
+	}
+
+	@Test
+	void allocationsFromSeveralThreadsWhileShrinksRunKeepAccountingExact() throws Exception {
+		StratifiedMemoryPool pool = pool("device", 64 * 1024, 256 * 1024, MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo)
+			.thresholds(new PressureThresholds(0.2, 0.3, 0.5))
+			.reaction(PressureLevel.ELEVATED, PressureReaction.shrink(0.1))
+			.reaction(PressureLevel.WARNING, PressureReaction.shrink(0.1))
+			.build();
+		handler.register(pool);
+		ExecutorService executor = Executors.newFixedThreadPool(5);
+		AtomicBoolean running = new AtomicBoolean(true);
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 4; t++) {
+			long seed = t;
+			workers.add(executor.submit(() -> {
+				SplittableRandom random = new SplittableRandom(seed);
+				PooledBuffer[] held = new PooledBuffer[8];
+				for (int op = 0; op < 20_000; op++) {
+					int slot = random.nextInt(held.length);
+					if (held[slot] != null) {
+						held[slot].close();
+					}
+					held[slot] = pool.acquire(1 + random.nextLong(MIB));
+				}
+				for (PooledBuffer buffer : held) {
+					buffer.close();
+				}
+				return null;
+			}));
+		}
+		Future<?> checker = executor.submit(() -> {
+			while (running.get()) {
+				handler.check();
+			}
+			return null;
+		});
+		for (Future<?> worker : workers) {
+			worker.get(2, TimeUnit.MINUTES);
+		}
+		running.set(false);
+		checker.get(1, TimeUnit.MINUTES);
+		executor.shutdown();
+		PoolStatistics stats = pool.statistics();
+		assertThat(handler.statistics().shrinks()).isPositive();
+		assertThat(stats.trimmedBytes()).isGreaterThanOrEqualTo(handler.statistics().shrunkBytes());
+		assertThat(stats.inUseBytes()).isZero();
+		assertThat(stats.cachedBytes()).isEqualTo(stats.reservedBytes());
+		assertThat(stats.requests()).isEqualTo(4 * 20_000);
+		assertThat(stats.returns()).isEqualTo(4 * 20_000);
+		assertThat(this.backend.memoryInfo().usedBytes()).isEqualTo(stats.reservedBytes());
+	}
+
+	@Test
+	void outOfMemoryWithAnotherPoolsCacheSucceedsAfterTheHandlerTrimsIt() {
+		StratifiedMemoryPool cachedElsewhere = pool("pinned-ish", 4 * MIB);
+		StratifiedMemoryPool device = pool("device", 16 * MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build();
+		handler.register(cachedElsewhere);
+		handler.register(device);
+		List<PressureChange> changes = new CopyOnWriteArrayList<>();
+		handler.addListener(changes::add);
+		for (int i = 0; i < 12; i++) {
+			cachedElsewhere.acquire(4 * MIB).close();
+		}
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 12; i++) {
+			held.add(cachedElsewhere.acquire(4 * MIB));
+		}
+		held.forEach(PooledBuffer::close);
+		assertThat(cachedElsewhere.cachedBytes()).isEqualTo(48 * MIB);
+		try (PooledBuffer big = device.acquire(16 * MIB)) {
+			assertThat(big.size()).isEqualTo(16 * MIB);
+		}
+		PressureStatistics stats = handler.statistics();
+		assertThat(stats.outOfMemoryRefusals()).isEqualTo(1);
+		assertThat(stats.outOfMemoryFreedBytes()).isEqualTo(cachedElsewhere.statistics().trimmedBytes())
+			.isGreaterThanOrEqualTo(16 * MIB);
+		assertThat(stats.outOfMemoryFailures()).isZero();
+		assertThat(device.statistics().allocationFailures()).isZero();
+		assertThat(changes).extracting(PressureChange::level).contains(PressureLevel.OUT_OF_MEMORY);
+		assertThat(handler.level()).as("the check after the grown reservation leaves OUT_OF_MEMORY")
+			.isNotEqualTo(PressureLevel.OUT_OF_MEMORY);
+	}
+
+	@Test
+	void outOfMemoryWithNothingCachedIsOurExceptionWithEveryCountExact() {
+		StratifiedMemoryPool device = pool("device", MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build();
+		handler.register(device);
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			held.add(device.acquire(MIB));
+		}
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(32 * MIB))
+			.satisfies((ex) -> {
+				assertThat(ex.diagnostic().requestedBytes()).isEqualTo(32 * MIB);
+				assertThat(ex.diagnostic().capacityBytes()).isEqualTo(CAPACITY);
+				assertThat(ex.diagnostic().inUseBytes()).isEqualTo(40 * MIB);
+				assertThat(ex.diagnostic().cachedBytes()).isZero();
+			});
+		PressureStatistics stats = handler.statistics();
+		assertThat(stats.outOfMemoryRefusals()).isEqualTo(1);
+		assertThat(stats.outOfMemoryFreedBytes()).isZero();
+		assertThat(stats.outOfMemoryFailures()).isEqualTo(1);
+		PoolStatistics pool = device.statistics();
+		assertThat(pool.allocationFailures()).isEqualTo(1);
+		assertThat(pool.requests()).isEqualTo(41);
+		assertThat(pool.misses()).isEqualTo(41);
+		assertThat(pool.inUseBytes()).isEqualTo(40 * MIB);
+		assertThat(pool.reservedBytes()).isEqualTo(40 * MIB);
+		held.forEach(PooledBuffer::close);
+	}
+
+	@Test
+	void aMemoryFractionCapsWhatThisProcessMayHold() {
+		StratifiedMemoryPool device = new StratifiedMemoryPool(
+				LimitingAllocator.ofFraction(this.backend.allocator(MemoryKind.DEVICE), 0.5),
+				PoolConfig.builder("limited").sizeClasses(MIB).build());
+		this.pools.add(device);
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 32; i++) {
+			held.add(device.acquire(MIB));
+		}
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(MIB))
+			.satisfies((ex) -> assertThat(ex.diagnostic().limitBytes()).isEqualTo(32 * MIB));
+		held.forEach(PooledBuffer::close);
+	}
+
+}
