@@ -212,4 +212,44 @@ class FakeCudaBackendTest extends CudaScenarios {
 		}
 	}
 
+
+	@Test
+	void aBufferClosedAfterStreamWorkIsNotLentAgainUntilTheWorkCompletes() {
+		try (GpuStream stream = this.backend.createStream();
+				PooledBuffer staging = this.pinned.acquire(4096)) {
+			PooledBuffer target = this.device.acquire(4096);
+			staging.fill((byte) 9);
+			stream.copy(staging, target);
+			FakeCudaDriver.FakePointer busy = target.unwrap(FakeCudaDriver.FakePointer.class);
+			target.closeAfter(stream);
+			assertThat(target.isClosed()).isTrue();
+			try (PooledBuffer other = this.device.acquire(4096)) {
+				assertThat(other.unwrap(FakeCudaDriver.FakePointer.class)).isNotEqualTo(busy);
+			}
+			assertThat(this.device.statistics().inUseBuffers()).as("the busy block stays lent").isEqualTo(1);
+			stream.synchronize();
+			assertThat(this.device.statistics().inUseBuffers()).isZero();
+			try (PooledBuffer first = this.device.acquire(4096); PooledBuffer second = this.device.acquire(4096)) {
+				PooledBuffer reused = first.unwrap(FakeCudaDriver.FakePointer.class).equals(busy) ? first : second;
+				assertThat(reused.unwrap(FakeCudaDriver.FakePointer.class)).isEqualTo(busy);
+				byte[] landed = new byte[4096];
+				reused.copyTo(landed);
+				assertThat(landed).as("the copy completed before the block was lent again").containsOnly((byte) 9);
+			}
+			assertThat(this.device.statistics().misses()).isEqualTo(2);
+		}
+	}
+
+	@Test
+	void closingAPoolWaitsForBuffersReleasedAfterAStream() {
+		GpuStream stream = this.backend.createStream();
+		PooledBuffer target = this.device.acquire(1 << 20);
+		stream.fill(target, 0, 1 << 20, (byte) 1);
+		target.closeAfter(stream);
+		this.device.close();
+		assertThat(this.device.reservedBytes()).isZero();
+		assertThat(this.driver.calls("cuEventSynchronize")).isPositive();
+		stream.close();
+	}
+
 }
