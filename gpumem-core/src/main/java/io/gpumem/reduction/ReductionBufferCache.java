@@ -1,0 +1,321 @@
+package io.gpumem.reduction;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
+
+/**
+ * Device buffers for repeated reductions (PageRank iterations, convergence checks), cached by
+ * (element type, slot count, op): the second acquire of a key is a hit, and every acquire starts with
+ * each slot at the op's identity.
+ * <p>
+ * At most {@code maxBuffersPerKey} buffers of a key stay cached; one closed beyond that is freed. Results
+ * are read through the pinned pool on a stream of the cache's own. Its statistics take the shape of a
+ * pool's, one size-class row per buffer size, so it can be shown beside the pools (as
+ * {@code reduction}).
+ */
+public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
+
+	private final String name;
+
+	private final MemoryAllocator allocator;
+
+	private final StratifiedMemoryPool pinned;
+
+	private final GpuStream stream;
+
+	private final int maxBuffersPerKey;
+
+	/** Cached buffers per key, most recently returned first. */
+	private final Map<ReductionKey, Deque<Allocation>> cached = new ConcurrentHashMap<>();
+
+	private final Map<Long, SizeCounters> sizes = new ConcurrentHashMap<>();
+
+	private final AtomicLong reservedBytes = new AtomicLong();
+
+	private final AtomicLong peakReservedBytes = new AtomicLong();
+
+	private final AtomicLong cachedBytes = new AtomicLong();
+
+	private final AtomicLong trimmedBytes = new AtomicLong();
+
+	private final LongAdder allocationFailures = new LongAdder();
+
+	private volatile boolean closed;
+
+	/**
+	 * @param name the name the cache's statistics go by, such as {@code reduction}
+	 * @param backend the backend whose stream reads results
+	 * @param allocator where the device buffers come from
+	 * @param pinned the pinned pool results are read through
+	 * @param maxBuffersPerKey the most buffers of one key kept cached
+	 */
+	public ReductionBufferCache(String name, GpuBackend backend, MemoryAllocator allocator, StratifiedMemoryPool pinned,
+			int maxBuffersPerKey) {
+		if (maxBuffersPerKey < 0) {
+			throw new IllegalArgumentException("max buffers per key must not be negative: " + maxBuffersPerKey);
+		}
+		if (pinned.kind() != MemoryKind.PINNED) {
+			throw new IllegalArgumentException("results are read through a PINNED pool, not " + pinned.kind());
+		}
+		this.name = Objects.requireNonNull(name, "name");
+		this.allocator = Objects.requireNonNull(allocator, "allocator");
+		this.pinned = pinned;
+		this.maxBuffersPerKey = maxBuffersPerKey;
+		this.stream = backend.createStream();
+	}
+
+	/** A buffer of {@code slots} elements of a primitive type such as {@code float.class}, each at the op's identity. */
+	public ReductionBuffer acquire(Class<?> elementType, int slots, ReductionOp op) {
+		return acquire(ElementType.of(elementType), slots, op);
+	}
+
+	/**
+	 * A buffer of {@code slots} elements of {@code type}, each at the op's identity.
+	 * @throws IllegalArgumentException for no slots or a BYTE element type
+	 * @throws GpuOutOfMemoryException if no device memory could be had, even after trimming the cache
+	 */
+	public ReductionBuffer acquire(ElementType type, int slots, ReductionOp op) {
+		ReductionKey key = new ReductionKey(type, slots, op);
+		checkOpen();
+		SizeCounters counters = counters(key.bytes());
+		counters.requests.increment();
+		Allocation allocation = pollCached(key);
+		if (allocation != null) {
+			counters.hits.increment();
+		}
+		else {
+			counters.misses.increment();
+			allocation = allocate(key.bytes());
+		}
+		counters.inUse.incrementAndGet();
+		ReductionBuffer buffer = new ReductionBuffer(this, key, allocation);
+		try {
+			buffer.reset();
+		}
+		catch (RuntimeException ex) {
+			buffer.close();
+			throw ex;
+		}
+		return buffer;
+	}
+
+	@Override
+	public String name() {
+		return this.name;
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return this.allocator.kind();
+	}
+
+	@Override
+	public long cachedBytes() {
+		return this.cachedBytes.get();
+	}
+
+	@Override
+	public long reservedBytes() {
+		return this.reservedBytes.get();
+	}
+
+	/** Frees cached buffers, the least recently returned of each key first, until at most {@code keepBytes} stay. */
+	@Override
+	public long trim(long keepBytes) {
+		if (keepBytes < 0) {
+			throw new IllegalArgumentException("trim target must not be negative: " + keepBytes + " bytes");
+		}
+		long released = freeCached(keepBytes);
+		this.trimmedBytes.addAndGet(released);
+		return released;
+	}
+
+	private long freeCached(long keepBytes) {
+		long released = 0;
+		for (Map.Entry<ReductionKey, Deque<Allocation>> entry : this.cached.entrySet()) {
+			Deque<Allocation> deque = entry.getValue();
+			while (this.cachedBytes.get() > keepBytes) {
+				Allocation oldest;
+				synchronized (deque) {
+					oldest = deque.pollLast();
+					if (oldest == null) {
+						break;
+					}
+					uncache(entry.getKey(), oldest);
+				}
+				free(oldest);
+				released += oldest.size();
+			}
+		}
+		return released;
+	}
+
+	@Override
+	public PoolStatistics statistics() {
+		List<SizeClassStatistics> rows = new ArrayList<>();
+		long requests = 0;
+		long hits = 0;
+		long misses = 0;
+		long returns = 0;
+		long inUseBuffers = 0;
+		long inUseBytes = 0;
+		long cachedBuffers = 0;
+		for (Map.Entry<Long, SizeCounters> entry : new TreeMap<>(this.sizes).entrySet()) {
+			long size = entry.getKey();
+			SizeCounters counters = entry.getValue();
+			SizeClassStatistics row = new SizeClassStatistics(size, counters.requests.sum(), counters.hits.sum(),
+					counters.misses.sum(), counters.returns.sum(), counters.inUse.get(), counters.cached.get());
+			rows.add(row);
+			requests += row.requests();
+			hits += row.hits();
+			misses += row.misses();
+			returns += row.returns();
+			inUseBuffers += row.inUseBuffers();
+			inUseBytes += row.inUseBytes();
+			cachedBuffers += row.cachedBuffers();
+		}
+		return new PoolStatistics(this.name, kind(), requests, hits, misses, returns, inUseBytes, inUseBuffers,
+				this.cachedBytes.get(), cachedBuffers, this.reservedBytes.get(), this.peakReservedBytes.get(),
+				this.trimmedBytes.get(), this.allocationFailures.sum(), 0, rows);
+	}
+
+	/** Frees every cached buffer and the cache's stream; buffers still lent are freed when closed. */
+	@Override
+	public void close() {
+		if (this.closed) {
+			return;
+		}
+		this.closed = true;
+		freeCached(0);
+		this.stream.close();
+	}
+
+	long readSlot(ReductionBuffer buffer, int slot) {
+		ElementType type = buffer.key().type();
+		int bytes = type.bytes();
+		try (PooledBuffer staging = this.pinned.acquire(bytes)) {
+			this.stream.copy(buffer, (long) slot * bytes, staging, 0, bytes);
+			try (GpuEvent copied = this.stream.record()) {
+				copied.await();
+			}
+			if (bytes == Integer.BYTES) {
+				int[] value = new int[1];
+				staging.copyTo(value);
+				return value[0];
+			}
+			long[] value = new long[1];
+			staging.copyTo(value);
+			return value[0];
+		}
+	}
+
+	void release(ReductionKey key, Allocation allocation) {
+		SizeCounters counters = counters(key.bytes());
+		counters.returns.increment();
+		counters.inUse.decrementAndGet();
+		if (!this.closed) {
+			Deque<Allocation> deque = this.cached.computeIfAbsent(key, (k) -> new ArrayDeque<>());
+			synchronized (deque) {
+				if (deque.size() < this.maxBuffersPerKey) {
+					deque.push(allocation);
+					counters.cached.incrementAndGet();
+					this.cachedBytes.addAndGet(allocation.size());
+					return;
+				}
+			}
+			this.trimmedBytes.addAndGet(allocation.size());
+		}
+		free(allocation);
+	}
+
+	private Allocation pollCached(ReductionKey key) {
+		Deque<Allocation> deque = this.cached.get(key);
+		if (deque == null) {
+			return null;
+		}
+		synchronized (deque) {
+			Allocation allocation = deque.poll();
+			if (allocation != null) {
+				uncache(key, allocation);
+			}
+			return allocation;
+		}
+	}
+
+	private void uncache(ReductionKey key, Allocation allocation) {
+		counters(key.bytes()).cached.decrementAndGet();
+		this.cachedBytes.addAndGet(-allocation.size());
+	}
+
+	private Allocation allocate(long bytes) {
+		for (int attempt = 0;; attempt++) {
+			try {
+				Allocation allocation = this.allocator.allocate(bytes);
+				this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(bytes), Math::max);
+				return allocation;
+			}
+			catch (GpuOutOfMemoryException ex) {
+				if (attempt > 0 || trim(0) == 0) {
+					this.allocationFailures.increment();
+					throw new GpuOutOfMemoryException(ex.diagnostic()
+						.withPool(this.reservedBytes.get() - this.cachedBytes.get(), this.cachedBytes.get(), -1), ex);
+				}
+			}
+		}
+	}
+
+	private void free(Allocation allocation) {
+		this.reservedBytes.addAndGet(-allocation.size());
+		this.allocator.free(allocation);
+	}
+
+	private SizeCounters counters(long bytes) {
+		return this.sizes.computeIfAbsent(bytes, (size) -> new SizeCounters());
+	}
+
+	private void checkOpen() {
+		if (this.closed) {
+			throw new IllegalStateException("reduction buffer cache '" + this.name + "' is closed");
+		}
+	}
+
+	/** The counters of one buffer size. */
+	private static final class SizeCounters {
+
+		final LongAdder requests = new LongAdder();
+
+		final LongAdder hits = new LongAdder();
+
+		final LongAdder misses = new LongAdder();
+
+		final LongAdder returns = new LongAdder();
+
+		final AtomicLong inUse = new AtomicLong();
+
+		final AtomicLong cached = new AtomicLong();
+
+	}
+
+}

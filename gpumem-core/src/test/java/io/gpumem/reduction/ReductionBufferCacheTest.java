@@ -1,0 +1,217 @@
+package io.gpumem.reduction;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.FakeCudaDriver;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.assertj.core.api.Assertions.offset;
+
+class ReductionBufferCacheTest {
+
+	private GpuBackend backend;
+
+	private StratifiedMemoryPool pinned;
+
+	private ReductionBufferCache cache;
+
+	static Stream<Named<Supplier<GpuBackend>>> backends() {
+		return Stream.of(Named.of("host", () -> new HostBackend(64L << 20)),
+				Named.of("cuda on the fake driver", () -> CudaBackend.open(new FakeCudaDriver(64L << 20), 0)));
+	}
+
+	private void open(Supplier<GpuBackend> backend) {
+		this.backend = backend.get();
+		this.pinned = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
+				PoolConfig.builder("pinned").build());
+		this.cache = new ReductionBufferCache("reduction", this.backend, this.backend.allocator(MemoryKind.DEVICE),
+				this.pinned, 4);
+	}
+
+	@AfterEach
+	void close() {
+		this.cache.close();
+		this.pinned.close();
+		assertThat(this.backend.memoryInfo().usedBytes()).as("everything given back").isZero();
+		this.backend.close();
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void theSecondAcquireOfAKeyIsAHit(Supplier<GpuBackend> backend) {
+		open(backend);
+		this.cache.acquire(float.class, 4, ReductionOp.SUM).close();
+		try (ReductionBuffer buffer = this.cache.acquire(float.class, 4, ReductionOp.SUM)) {
+			assertThat(buffer.size()).isEqualTo(16);
+		}
+		this.cache.acquire(float.class, 4, ReductionOp.MAX).close();
+		PoolStatistics stats = this.cache.statistics();
+		assertThat(stats.name()).isEqualTo("reduction");
+		assertThat(stats.kind()).isEqualTo(MemoryKind.DEVICE);
+		assertThat(stats.requests()).isEqualTo(3);
+		assertThat(stats.hits()).isEqualTo(1);
+		assertThat(stats.misses()).isEqualTo(2);
+		assertThat(stats.returns()).isEqualTo(3);
+		assertThat(stats.cachedBuffers()).isEqualTo(2);
+		assertThat(stats.cachedBytes()).isEqualTo(32).isEqualTo(stats.reservedBytes());
+		assertThat(stats.sizeClasses()).singleElement().satisfies((row) -> {
+			assertThat(row.sizeBytes()).isEqualTo(16);
+			assertThat(row.hits()).isEqualTo(1);
+		});
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void everyAcquireStartsFromTheIdentityOfItsOp(Supplier<GpuBackend> backend) {
+		open(backend);
+		for (ElementType type : List.of(ElementType.INT, ElementType.LONG, ElementType.FLOAT, ElementType.DOUBLE)) {
+			for (ReductionOp op : ReductionOp.values()) {
+				try (ReductionBuffer dirty = this.cache.acquire(type, 3, op)) {
+					dirty.fill((byte) 0x7B);
+				}
+				try (ReductionBuffer buffer = this.cache.acquire(type, 3, op)) {
+					for (int slot = 0; slot < 3; slot++) {
+						assertThat(buffer.readResult(slot)).as("%s %s slot %d", type, op, slot)
+							.isEqualTo(expectedIdentity(type, op));
+					}
+				}
+			}
+		}
+		assertThat(this.cache.statistics().hits()).isEqualTo(16);
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void sumMinAndMaxReadBackRight(Supplier<GpuBackend> backend) {
+		open(backend);
+		double[] values = new SplittableRandom(7).doubles(500, -1000, 1000).toArray();
+		for (ReductionOp op : List.of(ReductionOp.SUM, ReductionOp.MIN, ReductionOp.MAX)) {
+			try (ReductionBuffer buffer = this.cache.acquire(double.class, 2, op)) {
+				double[] slot = new double[1];
+				for (double value : values) {
+					buffer.copyTo(8, slot, 0, 1);
+					slot[0] = op.combine(slot[0], value);
+					buffer.copyFrom(8, slot, 0, 1);
+				}
+				double expected = switch (op) {
+					case SUM -> Arrays.stream(values).sum();
+					case MIN -> Arrays.stream(values).min().orElseThrow();
+					case MAX -> Arrays.stream(values).max().orElseThrow();
+					case PRODUCT -> throw new IllegalStateException();
+				};
+				assertThat(buffer.readResult(1).doubleValue()).isCloseTo(expected, offset(1e-6));
+				assertThat(buffer.readResult(0)).as("the other slot is untouched")
+					.isEqualTo(expectedIdentity(ElementType.DOUBLE, op));
+			}
+		}
+		try (ReductionBuffer ints = this.cache.acquire(int.class, 1, ReductionOp.MIN)) {
+			int[] slot = new int[1];
+			for (int value : new int[] { 5, -3, 12 }) {
+				ints.copyTo(slot);
+				slot[0] = (int) ReductionOp.MIN.combine(slot[0], value);
+				ints.copyFrom(slot);
+			}
+			assertThat(ints.readResult(0)).isEqualTo(-3);
+		}
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void atMostTheConfiguredNumberOfBuffersPerKeyStayCached(Supplier<GpuBackend> backend) {
+		open(backend);
+		List<ReductionBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			held.add(this.cache.acquire(long.class, 8, ReductionOp.SUM));
+		}
+		held.forEach(ReductionBuffer::close);
+		PoolStatistics stats = this.cache.statistics();
+		assertThat(stats.cachedBuffers()).isEqualTo(4);
+		assertThat(stats.trimmedBytes()).isEqualTo(2 * 64);
+		assertThat(stats.reservedBytes()).isEqualTo(4 * 64);
+		assertThat(this.cache.trim(64)).isEqualTo(3 * 64);
+		assertThat(this.cache.cachedBytes()).isEqualTo(64);
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void badKeysAndClosedBuffersAreRefusedClearly(Supplier<GpuBackend> backend) {
+		open(backend);
+		assertThatIllegalArgumentException().isThrownBy(() -> this.cache.acquire(byte.class, 4, ReductionOp.SUM))
+			.withMessageContaining("not byte");
+		assertThatIllegalArgumentException().isThrownBy(() -> this.cache.acquire(float.class, 0, ReductionOp.SUM))
+			.withMessageContaining("at least one slot");
+		ReductionBuffer buffer = this.cache.acquire(int.class, 2, ReductionOp.MAX);
+		buffer.close();
+		buffer.close();
+		assertThatIllegalStateException().isThrownBy(() -> buffer.readResult(0));
+		assertThat(this.cache.statistics().returns()).isEqualTo(1);
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void manyThreadsKeepTheBooksExact(Supplier<GpuBackend> backend) throws Exception {
+		open(backend);
+		ExecutorService executor = Executors.newFixedThreadPool(4);
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 4; t++) {
+			long seed = t;
+			workers.add(executor.submit(() -> {
+				SplittableRandom random = new SplittableRandom(seed);
+				for (int i = 0; i < 2000; i++) {
+					ReductionOp op = ReductionOp.values()[random.nextInt(4)];
+					try (ReductionBuffer buffer = this.cache.acquire(float.class, 1 + random.nextInt(4), op)) {
+						assertThat(buffer.readResult(0)).isEqualTo(expectedIdentity(ElementType.FLOAT, op));
+						buffer.fill((byte) 1);
+					}
+				}
+				return null;
+			}));
+		}
+		for (Future<?> worker : workers) {
+			worker.get(1, TimeUnit.MINUTES);
+		}
+		executor.shutdown();
+		PoolStatistics stats = this.cache.statistics();
+		assertThat(stats.requests()).isEqualTo(8000).isEqualTo(stats.hits() + stats.misses());
+		assertThat(stats.returns()).isEqualTo(8000);
+		assertThat(stats.inUseBuffers()).isZero();
+		assertThat(stats.cachedBytes()).isEqualTo(stats.reservedBytes());
+		assertThat(stats.cachedBuffers()).isLessThanOrEqualTo(16 * 4);
+	}
+
+	private static Number expectedIdentity(ElementType type, ReductionOp op) {
+		Number[] identities = switch (type) {
+			case INT -> new Number[] { 0, 1, Integer.MAX_VALUE, Integer.MIN_VALUE };
+			case LONG -> new Number[] { 0L, 1L, Long.MAX_VALUE, Long.MIN_VALUE };
+			case FLOAT -> new Number[] { 0f, 1f, Float.POSITIVE_INFINITY, Float.NEGATIVE_INFINITY };
+			case DOUBLE -> new Number[] { 0d, 1d, Double.POSITIVE_INFINITY, Double.NEGATIVE_INFINITY };
+			case BYTE -> throw new IllegalArgumentException();
+		};
+		return identities[List.of(ReductionOp.SUM, ReductionOp.PRODUCT, ReductionOp.MIN, ReductionOp.MAX).indexOf(op)];
+	}
+
+}
