@@ -1,0 +1,55 @@
+package io.gpumem.transfer;
+
+import io.gpumem.stream.GpuEvent;
+
+/**
+ * An asynchronous transfer in flight: complete once its stream has run its copies; for a download, the
+ * arrays are filled by {@link #await()}.
+ */
+public final class Transfer implements AutoCloseable {
+
+	private final GpuEvent event;
+
+	private final int copies;
+
+	private final Runnable whenComplete;
+
+	private boolean done;
+
+	Transfer(GpuEvent event, int copies, Runnable whenComplete) {
+		this.event = event;
+		this.copies = copies;
+		this.whenComplete = whenComplete;
+	}
+
+	/** How many copies were enqueued: fewer than the parts when adjacent parts were merged. */
+	public int copies() {
+		return this.copies;
+	}
+
+	/** Whether the stream has run the copies; never waits. For a download, the arrays are filled by {@link #await()}. */
+	public boolean isComplete() {
+		return this.event.isComplete();
+	}
+
+	/** Waits for the copies and, for a download, fills the arrays; a second call does nothing. */
+	public synchronized void await() {
+		if (!this.done) {
+			this.event.await();
+			this.done = true;
+			try {
+				this.whenComplete.run();
+			}
+			finally {
+				this.event.close();
+			}
+		}
+	}
+
+	/** {@link #await()}: a transfer's staging memory goes back to its pool only once its copies are done. */
+	@Override
+	public void close() {
+		await();
+	}
+
+}
