@@ -1,5 +1,6 @@
 package io.gpumem.pressure;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -242,6 +243,29 @@ class PressureHandlerTest {
 		}
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(MIB))
 			.satisfies((ex) -> assertThat(ex.diagnostic().limitBytes()).isEqualTo(32 * MIB));
+		held.forEach(PooledBuffer::close);
+	}
+
+
+	@Test
+	void scheduledChecksSeeAChangeNoPoolReported() throws InterruptedException {
+		StratifiedMemoryPool pool = pool("device", MIB);
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 50; i++) {
+			held.add(pool.acquire(MIB));
+		}
+		try (PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build()) {
+			List<PressureChange> changes = new CopyOnWriteArrayList<>();
+			handler.addListener(changes::add);
+			handler.start(Duration.ofMillis(10));
+			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+			while (changes.isEmpty() && System.nanoTime() < deadline) {
+				Thread.sleep(5);
+			}
+			assertThat(changes).extracting(PressureChange::level).containsExactly(PressureLevel.WARNING);
+			assertThat(handler.statistics().checks()).isPositive();
+			assertThatIllegalArgumentException().isThrownBy(() -> handler.start(Duration.ZERO));
+		}
 		held.forEach(PooledBuffer::close);
 	}
 
