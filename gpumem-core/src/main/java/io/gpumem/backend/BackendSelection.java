@@ -38,7 +38,16 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 	 * @throws CudaUnavailableException if {@code type} is {@code CUDA} and no usable device is found
 	 */
 	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes) {
-		return select(type, device, hostCapacityBytes, null);
+		return select(type, device, hostCapacityBytes, hostCapacityBytes, null);
+	}
+
+	/**
+	 * Opens the backend of the given type through JCuda, with a pinned-memory capacity of its own for the
+	 * host backend.
+	 */
+	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes,
+			long hostPinnedCapacityBytes) {
+		return select(type, device, hostCapacityBytes, hostPinnedCapacityBytes, null);
 	}
 
 	/**
@@ -46,10 +55,10 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 	 * (JCuda when {@code null}).
 	 */
 	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes,
-			Supplier<? extends CudaDriver> driver) {
+			long hostPinnedCapacityBytes, Supplier<? extends CudaDriver> driver) {
 		Objects.requireNonNull(type, "backend type");
 		BackendSelection selection = switch (type) {
-			case HOST -> host(hostCapacityBytes, "the host backend was configured", null);
+			case HOST -> host(hostCapacityBytes, hostPinnedCapacityBytes, "the host backend was configured", null);
 			case CUDA -> {
 				CudaProbeResult probe = probe(device, driver);
 				if (!probe.usable()) {
@@ -60,7 +69,8 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 			case AUTO -> {
 				CudaProbeResult probe = probe(device, driver);
 				yield probe.usable() ? cuda(device, driver, probe, "a usable CUDA device was found: " + probe.reason())
-						: host(hostCapacityBytes, "no usable CUDA device: " + probe.reason(), probe);
+						: host(hostCapacityBytes, hostPinnedCapacityBytes, "no usable CUDA device: " + probe.reason(),
+								probe);
 			}
 		};
 		logger.log(Level.INFO, "gpumem uses the {0} ({1})", selection.backend().describe(), selection.reason());
@@ -77,8 +87,9 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 		return new BackendSelection(backend, reason, probe);
 	}
 
-	private static BackendSelection host(long capacityBytes, String reason, CudaProbeResult probe) {
-		return new BackendSelection(new HostBackend(capacityBytes),
+	private static BackendSelection host(long capacityBytes, long pinnedCapacityBytes, String reason,
+			CudaProbeResult probe) {
+		return new BackendSelection(new HostBackend(capacityBytes, pinnedCapacityBytes),
 				reason + "; emulating a device of " + ByteSizes.format(capacityBytes) + " in host memory", probe);
 	}
 

@@ -1,0 +1,165 @@
+package io.gpumem.autoconfigure;
+
+import java.util.List;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.context.ApplicationEventPublisher;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Primary;
+
+import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.backend.BackendSelection;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolPreset;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureLevel;
+import io.gpumem.pressure.PressureListener;
+import io.gpumem.pressure.PressureReaction;
+import io.gpumem.pressure.PressureThresholds;
+import io.gpumem.reduction.ReductionBufferCache;
+import io.gpumem.transfer.Transfers;
+
+/**
+ * Auto-configuration of gpumem from {@code gpumem.*} properties: the backend, the device, pinned and
+ * unified pools, transfers, the reduction-buffer cache and the pressure handler. Every bean backs off
+ * when the application defines its own (pools by name: {@code gpumemDevicePool},
+ * {@code gpumemPinnedPool}, {@code gpumemUnifiedPool}); {@code gpumem.enabled=false} turns it all off.
+ */
+@AutoConfiguration
+@ConditionalOnBooleanProperty(name = "gpumem.enabled", matchIfMissing = true)
+@EnableConfigurationProperties(GpumemProperties.class)
+public final class GpumemAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	BackendSelection gpumemBackendSelection(GpumemProperties properties) {
+		GpumemProperties.Host host = properties.getHost();
+		return BackendSelection.select(properties.getBackend(), properties.getDevice(), host.getCapacity().toBytes(),
+				(host.getPinnedCapacity() != null) ? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpuBackend gpuBackend(BackendSelection selection) {
+		return selection.backend();
+	}
+
+	@Bean(name = "gpumemDevicePool")
+	@ConditionalOnMissingBean(name = "gpumemDevicePool")
+	@Primary
+	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, GpumemProperties properties) {
+		GpumemProperties.DevicePool pool = properties.getDevicePool();
+		return pool("device", "gpumem.device-pool", deviceAllocator(backend, properties, MemoryKind.DEVICE),
+				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties));
+	}
+
+	@Bean(name = "gpumemPinnedPool")
+	@ConditionalOnMissingBean(name = "gpumemPinnedPool")
+	@ConditionalOnBooleanProperty(name = "gpumem.pinned-pool.enabled", matchIfMissing = true)
+	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties) {
+		return pool("pinned", "gpumem.pinned-pool", backend.allocator(MemoryKind.PINNED), PoolConfigs.from("pinned",
+				"gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT, properties));
+	}
+
+	@Bean(name = "gpumemUnifiedPool")
+	@ConditionalOnMissingBean(name = "gpumemUnifiedPool")
+	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
+	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, GpumemProperties properties) {
+		return pool("unified", "gpumem.unified-pool", deviceAllocator(backend, properties, MemoryKind.UNIFIED),
+				PoolConfigs.from("unified", "gpumem.unified-pool", properties.getUnifiedPool(), PoolPreset.DEFAULT,
+						properties));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(name = "gpumemPinnedPool")
+	@ConditionalOnBooleanProperty(name = "gpumem.reduction-cache.enabled", matchIfMissing = true)
+	ReductionBufferCache gpumemReductionCache(GpuBackend backend, StratifiedMemoryPool gpumemDevicePool,
+			StratifiedMemoryPool gpumemPinnedPool, GpumemProperties properties) {
+		return new ReductionBufferCache("reduction", backend, gpumemDevicePool.allocator(), gpumemPinnedPool,
+				properties.getReductionCache().getMaxBuffersPerKey());
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(name = "gpumemPinnedPool")
+	Transfers gpumemTransfers(StratifiedMemoryPool gpumemPinnedPool) {
+		return new Transfers(gpumemPinnedPool);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemPools gpumemPools(List<MemoryPool> pools) {
+		return new GpumemPools(pools);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	PressureThresholds gpumemPressureThresholds(GpumemProperties properties) {
+		GpumemProperties.Thresholds thresholds = properties.getPressure().getThresholds();
+		return new PressureThresholds(thresholds.getElevated(), thresholds.getWarning(), thresholds.getCritical());
+	}
+
+	private static MemoryAllocator deviceAllocator(GpuBackend backend, GpumemProperties properties, MemoryKind kind) {
+		return LimitingAllocator.ofFraction(backend.allocator(kind), properties.getMemoryFraction());
+	}
+
+	private static StratifiedMemoryPool pool(String name, String prefix, MemoryAllocator allocator,
+			PoolConfig config) {
+		try {
+			return new StratifiedMemoryPool(allocator, config);
+		}
+		catch (IllegalArgumentException ex) {
+			throw new InvalidConfigurationPropertyValueException(prefix, name, ex.getMessage());
+		}
+	}
+
+	/** The pressure handler, checking on a schedule and publishing level changes as application events. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnBooleanProperty(name = "gpumem.pressure.enabled", matchIfMissing = true)
+	static final class PressureConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		PressureHandler gpumemPressureHandler(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds,
+				GpumemProperties properties, ApplicationEventPublisher events,
+				ObjectProvider<PressureListener> callbacks) {
+			GpumemProperties.Pressure pressure = properties.getPressure();
+			GpumemProperties.Reactions reactions = pressure.getReactions();
+			PressureHandler handler = PressureHandler.builder(backend::memoryInfo)
+				.thresholds(thresholds)
+				.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
+				.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))
+				.reaction(PressureLevel.CRITICAL, reaction(reactions.getCritical(), pressure))
+				.build();
+			handler.addListener((change) -> events.publishEvent(new GpumemPressureChangedEvent(handler, change)));
+			callbacks.orderedStream().forEach(handler::addCallback);
+			pools.asMap().values().forEach(handler::register);
+			handler.check();
+			handler.start(pressure.getCheckInterval());
+			return handler;
+		}
+
+		private static PressureReaction reaction(GpumemProperties.Reaction reaction, GpumemProperties.Pressure pressure) {
+			return switch (reaction) {
+				case NONE -> PressureReaction.none();
+				case SHRINK -> PressureReaction.shrink(pressure.getShrinkTarget());
+				case CALLBACK -> PressureReaction.callback();
+			};
+		}
+
+	}
+
+}

@@ -1,0 +1,511 @@
+package io.gpumem.autoconfigure;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.util.unit.DataSize;
+import org.springframework.validation.Errors;
+import org.springframework.validation.Validator;
+
+import io.gpumem.backend.BackendType;
+import io.gpumem.pool.LeakDetection;
+import io.gpumem.pool.PoolPreset;
+
+/**
+ * Configuration of gpumem: the backend, the pools, the reduction cache, the pressure handler and leak
+ * detection. Validates itself when bound, so that a mistake stops startup with a failure analysis that
+ * names the property and the rule.
+ */
+@ConfigurationProperties("gpumem")
+public class GpumemProperties implements Validator {
+
+	/** Whether to create gpumem's beans at all. */
+	private boolean enabled = true;
+
+	/**
+	 * Which backend to use: 'auto' takes CUDA when a usable device is found and the host backend otherwise,
+	 * 'cuda' fails startup without a usable device, 'host' emulates a device in host memory.
+	 */
+	private BackendType backend = BackendType.AUTO;
+
+	/** The CUDA device ordinal. */
+	private int device;
+
+	private final Host host = new Host();
+
+	/** The largest fraction of the device's memory this service may hold, in (0, 1]. */
+	private double memoryFraction = 0.9;
+
+	private final DevicePool devicePool = new DevicePool();
+
+	private final PinnedPool pinnedPool = new PinnedPool();
+
+	private final UnifiedPool unifiedPool = new UnifiedPool();
+
+	private final ReductionCache reductionCache = new ReductionCache();
+
+	private final Pressure pressure = new Pressure();
+
+	/** How buffers that become unreachable without being closed are reported: disabled, simple or paranoid. */
+	private LeakDetection leakDetection = LeakDetection.SIMPLE;
+
+	public boolean isEnabled() {
+		return this.enabled;
+	}
+
+	public void setEnabled(boolean enabled) {
+		this.enabled = enabled;
+	}
+
+	public BackendType getBackend() {
+		return this.backend;
+	}
+
+	public void setBackend(BackendType backend) {
+		this.backend = backend;
+	}
+
+	public int getDevice() {
+		return this.device;
+	}
+
+	public void setDevice(int device) {
+		this.device = device;
+	}
+
+	public Host getHost() {
+		return this.host;
+	}
+
+	public double getMemoryFraction() {
+		return this.memoryFraction;
+	}
+
+	public void setMemoryFraction(double memoryFraction) {
+		this.memoryFraction = memoryFraction;
+	}
+
+	public DevicePool getDevicePool() {
+		return this.devicePool;
+	}
+
+	public PinnedPool getPinnedPool() {
+		return this.pinnedPool;
+	}
+
+	public UnifiedPool getUnifiedPool() {
+		return this.unifiedPool;
+	}
+
+	public ReductionCache getReductionCache() {
+		return this.reductionCache;
+	}
+
+	public Pressure getPressure() {
+		return this.pressure;
+	}
+
+	public LeakDetection getLeakDetection() {
+		return this.leakDetection;
+	}
+
+	public void setLeakDetection(LeakDetection leakDetection) {
+		this.leakDetection = leakDetection;
+	}
+
+	@Override
+	public boolean supports(Class<?> type) {
+		return GpumemProperties.class.isAssignableFrom(type);
+	}
+
+	@Override
+	public void validate(Object target, Errors errors) {
+		GpumemProperties properties = (GpumemProperties) target;
+		if (properties.device < 0) {
+			errors.rejectValue("device", "gpumem.device", "must not be negative");
+		}
+		positive(errors, "host.capacity", properties.host.capacity);
+		positive(errors, "host.pinned-capacity", properties.host.pinnedCapacity);
+		if (!(properties.memoryFraction > 0 && properties.memoryFraction <= 1)) {
+			errors.rejectValue("memoryFraction", "gpumem.fraction", "must be in (0, 1]");
+		}
+		properties.devicePool.validate(errors, "devicePool");
+		properties.pinnedPool.validate(errors, "pinnedPool");
+		properties.unifiedPool.validate(errors, "unifiedPool");
+		if (properties.reductionCache.maxBuffersPerKey < 0) {
+			errors.rejectValue("reductionCache.maxBuffersPerKey", "gpumem.count", "must not be negative");
+		}
+		properties.pressure.validate(errors);
+	}
+
+	private static void positive(Errors errors, String field, DataSize size) {
+		if (size != null && size.toBytes() <= 0) {
+			errors.rejectValue(field, "gpumem.size", "must be a positive size");
+		}
+	}
+
+	/** The host backend, used when no CUDA device is (or is to be) used. */
+	public static class Host {
+
+		/** The capacity of the device the host backend emulates. */
+		private DataSize capacity = DataSize.ofGigabytes(4);
+
+		/** The capacity of its pinned memory; the device's capacity when not set. */
+		private DataSize pinnedCapacity;
+
+		public DataSize getCapacity() {
+			return this.capacity;
+		}
+
+		public void setCapacity(DataSize capacity) {
+			this.capacity = capacity;
+		}
+
+		public DataSize getPinnedCapacity() {
+			return this.pinnedCapacity;
+		}
+
+		public void setPinnedCapacity(DataSize pinnedCapacity) {
+			this.pinnedCapacity = pinnedCapacity;
+		}
+
+	}
+
+	/** What every pool is configured with. */
+	public abstract static class Pool {
+
+		/** Size classes, smallest first; overrides the preset's ladder when set. */
+		private List<DataSize> sizeClasses = new ArrayList<>();
+
+		/** Buffers allocated into the pool at startup, per size class. */
+		private Map<DataSize, Integer> warm = new LinkedHashMap<>();
+
+		/** The most buffers cached (free) per size class. */
+		private Map<DataSize, Integer> maxCachedBuffers = new LinkedHashMap<>();
+
+		/** The most bytes cached (free) in all classes; the preset's when not set. */
+		private DataSize maxCached;
+
+		/** Cached buffers unused this long are released; never when not set. */
+		private Duration idleTrimAfter;
+
+		public List<DataSize> getSizeClasses() {
+			return this.sizeClasses;
+		}
+
+		public void setSizeClasses(List<DataSize> sizeClasses) {
+			this.sizeClasses = sizeClasses;
+		}
+
+		public Map<DataSize, Integer> getWarm() {
+			return this.warm;
+		}
+
+		public void setWarm(Map<DataSize, Integer> warm) {
+			this.warm = warm;
+		}
+
+		public Map<DataSize, Integer> getMaxCachedBuffers() {
+			return this.maxCachedBuffers;
+		}
+
+		public void setMaxCachedBuffers(Map<DataSize, Integer> maxCachedBuffers) {
+			this.maxCachedBuffers = maxCachedBuffers;
+		}
+
+		public DataSize getMaxCached() {
+			return this.maxCached;
+		}
+
+		public void setMaxCached(DataSize maxCached) {
+			this.maxCached = maxCached;
+		}
+
+		public Duration getIdleTrimAfter() {
+			return this.idleTrimAfter;
+		}
+
+		public void setIdleTrimAfter(Duration idleTrimAfter) {
+			this.idleTrimAfter = idleTrimAfter;
+		}
+
+		void validate(Errors errors, String path) {
+			long previous = 0;
+			for (int i = 0; i < this.sizeClasses.size(); i++) {
+				long size = this.sizeClasses.get(i).toBytes();
+				if (size <= previous) {
+					errors.rejectValue(path + ".sizeClasses[" + i + "]", "gpumem.size",
+							"size classes must be positive and strictly increasing");
+				}
+				previous = Math.max(previous, size);
+			}
+			counts(errors, path + ".warm", this.warm);
+			counts(errors, path + ".maxCachedBuffers", this.maxCachedBuffers);
+			if (this.maxCached != null && this.maxCached.toBytes() < 0) {
+				errors.rejectValue(path + ".maxCached", "gpumem.size", "must not be negative");
+			}
+			if (this.idleTrimAfter != null && (this.idleTrimAfter.isNegative() || this.idleTrimAfter.isZero())) {
+				errors.rejectValue(path + ".idleTrimAfter", "gpumem.duration", "must be positive");
+			}
+		}
+
+		private static void counts(Errors errors, String path, Map<DataSize, Integer> counts) {
+			counts.forEach((size, count) -> {
+				if (size.toBytes() <= 0 || count == null || count < 0) {
+					errors.rejectValue(path, "gpumem.count",
+							"each entry needs a positive size and a count of 0 or more, not " + size + ": " + count);
+				}
+			});
+		}
+
+	}
+
+	/** The pool of device memory. */
+	public static class DevicePool extends Pool {
+
+		/** The preset giving size classes, warm-up and caps: default, graph-analytics or simulation. */
+		private PoolPreset preset = PoolPreset.DEFAULT;
+
+		public PoolPreset getPreset() {
+			return this.preset;
+		}
+
+		public void setPreset(PoolPreset preset) {
+			this.preset = preset;
+		}
+
+	}
+
+	/** The pool of pinned host memory that transfers are staged in. */
+	public static class PinnedPool extends Pool {
+
+		/** Whether to create the pinned pool (and the transfers and reduction cache that need it). */
+		private boolean enabled = true;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+	/** The pool of unified (managed) memory. */
+	public static class UnifiedPool extends Pool {
+
+		/** Whether to create the unified pool. */
+		private boolean enabled;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+	}
+
+	/** The cache of reduction buffers. */
+	public static class ReductionCache {
+
+		/** Whether to create the reduction cache. */
+		private boolean enabled = true;
+
+		/** The most buffers cached per (element type, slot count, op). */
+		private int maxBuffersPerKey = 4;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public int getMaxBuffersPerKey() {
+			return this.maxBuffersPerKey;
+		}
+
+		public void setMaxBuffersPerKey(int maxBuffersPerKey) {
+			this.maxBuffersPerKey = maxBuffersPerKey;
+		}
+
+	}
+
+	/** The pressure handler. */
+	public static class Pressure {
+
+		/** Whether to watch memory pressure. */
+		private boolean enabled = true;
+
+		/** How often utilization is checked (it is also checked after every miss that grows a pool). */
+		private Duration checkInterval = Duration.ofSeconds(1);
+
+		private final Thresholds thresholds = new Thresholds();
+
+		private final Reactions reactions = new Reactions();
+
+		/** The utilization a shrink reaction trims cached memory down to, in (0, 1]. */
+		private double shrinkTarget = 0.7;
+
+		/** How many times a refused allocation is retried after trimming, before failing. */
+		private int oomRetries = 1;
+
+		public boolean isEnabled() {
+			return this.enabled;
+		}
+
+		public void setEnabled(boolean enabled) {
+			this.enabled = enabled;
+		}
+
+		public Duration getCheckInterval() {
+			return this.checkInterval;
+		}
+
+		public void setCheckInterval(Duration checkInterval) {
+			this.checkInterval = checkInterval;
+		}
+
+		public Thresholds getThresholds() {
+			return this.thresholds;
+		}
+
+		public Reactions getReactions() {
+			return this.reactions;
+		}
+
+		public double getShrinkTarget() {
+			return this.shrinkTarget;
+		}
+
+		public void setShrinkTarget(double shrinkTarget) {
+			this.shrinkTarget = shrinkTarget;
+		}
+
+		public int getOomRetries() {
+			return this.oomRetries;
+		}
+
+		public void setOomRetries(int oomRetries) {
+			this.oomRetries = oomRetries;
+		}
+
+		void validate(Errors errors) {
+			if (this.checkInterval == null || this.checkInterval.isNegative() || this.checkInterval.isZero()) {
+				errors.rejectValue("pressure.checkInterval", "gpumem.duration", "must be positive");
+			}
+			Thresholds t = this.thresholds;
+			if (!(t.elevated > 0 && t.elevated < t.warning && t.warning < t.critical && t.critical <= 1)) {
+				errors.rejectValue("pressure.thresholds", "gpumem.thresholds",
+						"must satisfy 0 < elevated < warning < critical <= 1, but elevated=" + t.elevated + ", warning="
+								+ t.warning + ", critical=" + t.critical);
+			}
+			if (!(this.shrinkTarget > 0 && this.shrinkTarget <= 1)) {
+				errors.rejectValue("pressure.shrinkTarget", "gpumem.fraction", "must be in (0, 1]");
+			}
+			if (this.oomRetries < 0) {
+				errors.rejectValue("pressure.oomRetries", "gpumem.count", "must not be negative");
+			}
+		}
+
+	}
+
+	/** The utilizations at which pressure becomes elevated, warning and critical. */
+	public static class Thresholds {
+
+		/** The utilization from which pressure is ELEVATED. */
+		private double elevated = 0.6;
+
+		/** The utilization from which pressure is WARNING. */
+		private double warning = 0.75;
+
+		/** The utilization from which pressure is CRITICAL (and health OUT_OF_SERVICE). */
+		private double critical = 0.9;
+
+		public double getElevated() {
+			return this.elevated;
+		}
+
+		public void setElevated(double elevated) {
+			this.elevated = elevated;
+		}
+
+		public double getWarning() {
+			return this.warning;
+		}
+
+		public void setWarning(double warning) {
+			this.warning = warning;
+		}
+
+		public double getCritical() {
+			return this.critical;
+		}
+
+		public void setCritical(double critical) {
+			this.critical = critical;
+		}
+
+	}
+
+	/** What the pressure handler does at each level: none, shrink or callback. */
+	public static class Reactions {
+
+		/** The reaction at ELEVATED. */
+		private Reaction elevated = Reaction.NONE;
+
+		/** The reaction at WARNING. */
+		private Reaction warning = Reaction.SHRINK;
+
+		/** The reaction at CRITICAL. */
+		private Reaction critical = Reaction.SHRINK;
+
+		public Reaction getElevated() {
+			return this.elevated;
+		}
+
+		public void setElevated(Reaction elevated) {
+			this.elevated = elevated;
+		}
+
+		public Reaction getWarning() {
+			return this.warning;
+		}
+
+		public void setWarning(Reaction warning) {
+			this.warning = warning;
+		}
+
+		public Reaction getCritical() {
+			return this.critical;
+		}
+
+		public void setCritical(Reaction critical) {
+			this.critical = critical;
+		}
+
+	}
+
+	/** A reaction to a pressure level. */
+	public enum Reaction {
+
+		/** Do nothing. */
+		NONE,
+
+		/** Trim cached memory down to the shrink target. */
+		SHRINK,
+
+		/** Call the {@code PressureListener} beans registered as callbacks. */
+		CALLBACK
+
+	}
+
+}

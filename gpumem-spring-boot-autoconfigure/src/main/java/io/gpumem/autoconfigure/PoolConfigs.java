@@ -1,0 +1,39 @@
+package io.gpumem.autoconfigure;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+import org.springframework.util.unit.DataSize;
+
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolPreset;
+
+/** Builds pool configurations from the properties of one pool. */
+final class PoolConfigs {
+
+	private PoolConfigs() {
+	}
+
+	static PoolConfig from(String name, String prefix, GpumemProperties.Pool pool, PoolPreset preset,
+			GpumemProperties properties) {
+		PoolConfig.Builder builder = PoolConfig.builder(name)
+			.preset(preset)
+			.leakDetection(properties.getLeakDetection())
+			.oomRetries(properties.getPressure().getOomRetries())
+			.idleTrimAfter(pool.getIdleTrimAfter());
+		if (!pool.getSizeClasses().isEmpty()) {
+			try {
+				builder.sizeClasses(pool.getSizeClasses().stream().mapToLong(DataSize::toBytes).toArray());
+			}
+			catch (IllegalArgumentException ex) {
+				throw new InvalidConfigurationPropertyValueException(prefix + ".size-classes", pool.getSizeClasses(),
+						ex.getMessage());
+			}
+		}
+		pool.getWarm().forEach((size, count) -> builder.warm(size.toBytes(), count));
+		pool.getMaxCachedBuffers().forEach((size, count) -> builder.maxCachedBuffers(size.toBytes(), count));
+		if (pool.getMaxCached() != null) {
+			builder.maxCachedBytes(pool.getMaxCached().toBytes());
+		}
+		return builder.build();
+	}
+
+}

@@ -1,0 +1,151 @@
+package io.gpumem.autoconfigure.endpoint;
+
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
+import org.springframework.boot.actuate.endpoint.OperationResponseBody;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+
+import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pressure.PressureLevel;
+import io.gpumem.pressure.PressureThresholds;
+
+/**
+ * {@code /actuator/gpumem}: the backend, the device, the pressure and every pool's statistics; trims all
+ * pools or one, down to an optional number of cached bytes.
+ */
+@Endpoint(id = "gpumem")
+public class GpumemEndpoint {
+
+	private final GpuBackend backend;
+
+	private final GpumemPools pools;
+
+	private final PressureThresholds thresholds;
+
+	public GpumemEndpoint(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds) {
+		this.backend = backend;
+		this.pools = pools;
+		this.thresholds = thresholds;
+	}
+
+	/** The backend, the device, the pressure and one summary per pool. */
+	@ReadOperation
+	public GpumemDescriptor gpumem() {
+		MemoryInfo memory = this.backend.memoryInfo();
+		Map<String, PoolSummary> summaries = new LinkedHashMap<>();
+		this.pools.asMap().forEach((name, pool) -> summaries.put(name, PoolSummary.of(pool.statistics())));
+		return new GpumemDescriptor(this.backend.name(),
+				new DeviceDescriptor(this.backend.deviceId(), this.backend.deviceName(), memory.totalBytes(),
+						memory.freeBytes()),
+				new PressureDescriptor(this.thresholds.levelOf(memory.utilization()), memory.utilization()), summaries);
+	}
+
+	/** One pool's summary with a row per size class; {@code null} (404) for an unknown pool. */
+	@ReadOperation
+	public @Nullable PoolDetail pool(@Selector String pool) {
+		MemoryPool found = this.pools.get(pool);
+		return (found != null) ? PoolDetail.of(found.statistics()) : null;
+	}
+
+	/** Trims every pool down to {@code keepBytes} cached bytes (0 when absent). */
+	@WriteOperation
+	public TrimResult trim(@Nullable Long keepBytes) {
+		long keep = keepBytes(keepBytes);
+		Map<String, PoolTrim> trimmed = new LinkedHashMap<>();
+		this.pools.asMap().forEach((name, pool) -> trimmed.put(name, trim(pool, keep)));
+		return TrimResult.of(trimmed);
+	}
+
+	/** Trims one pool down to {@code keepBytes} cached bytes (0 when absent); {@code null} (404) for an unknown pool. */
+	@WriteOperation
+	public @Nullable TrimResult trimPool(@Selector String pool, @Nullable Long keepBytes) {
+		long keep = keepBytes(keepBytes);
+		MemoryPool found = this.pools.get(pool);
+		return (found != null) ? TrimResult.of(Map.of(pool, trim(found, keep))) : null;
+	}
+
+	private static PoolTrim trim(MemoryPool pool, long keepBytes) {
+		long released = pool.trim(keepBytes);
+		return new PoolTrim(released, pool.cachedBytes());
+	}
+
+	private static long keepBytes(@Nullable Long keepBytes) {
+		if (keepBytes == null) {
+			return 0;
+		}
+		if (keepBytes < 0) {
+			throw new InvalidEndpointRequestException("keepBytes must not be negative: " + keepBytes,
+					"keepBytes must not be negative");
+		}
+		return keepBytes;
+	}
+
+	/** The answer to {@code GET /actuator/gpumem}. */
+	public record GpumemDescriptor(String backend, DeviceDescriptor device, PressureDescriptor pressure,
+			Map<String, PoolSummary> pools) implements OperationResponseBody {
+	}
+
+	/** The device the backend runs on. */
+	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes) {
+	}
+
+	/** The pressure level from the device's utilization now. */
+	public record PressureDescriptor(PressureLevel level, double utilization) {
+	}
+
+	/** One pool's figures. */
+	public record PoolSummary(MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
+			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
+			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers) {
+
+		static PoolSummary of(PoolStatistics s) {
+			return new PoolSummary(s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(), s.cachedBuffers(),
+					s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(), s.hitRate(),
+					s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers());
+		}
+
+	}
+
+	/** One pool's figures and a row per size class: the answer to {@code GET /actuator/gpumem/{pool}}. */
+	public record PoolDetail(String name, MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
+			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
+			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers,
+			List<SizeClassStatistics> sizeClasses) implements OperationResponseBody {
+
+		static PoolDetail of(PoolStatistics s) {
+			return new PoolDetail(s.name(), s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(),
+					s.cachedBuffers(), s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
+					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers(),
+					s.sizeClasses());
+		}
+
+	}
+
+	/** What a trim released, in all and per pool. */
+	public record TrimResult(long releasedBytes, Map<String, PoolTrim> pools) implements OperationResponseBody {
+
+		static TrimResult of(Map<String, PoolTrim> pools) {
+			return new TrimResult(pools.values().stream().mapToLong(PoolTrim::releasedBytes).sum(), pools);
+		}
+
+	}
+
+	/** What a trim released from one pool, and what that pool still caches. */
+	public record PoolTrim(long releasedBytes, long cachedBytes) {
+	}
+
+}

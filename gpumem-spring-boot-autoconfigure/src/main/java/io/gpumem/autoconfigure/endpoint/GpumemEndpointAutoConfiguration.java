@@ -1,0 +1,29 @@
+package io.gpumem.autoconfigure.endpoint;
+
+import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.gpumem.autoconfigure.GpumemAutoConfiguration;
+import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.pressure.PressureThresholds;
+
+/** The {@code gpumem} actuator endpoint, when actuator is present and the endpoint is exposed. */
+@AutoConfiguration(after = GpumemAutoConfiguration.class)
+@ConditionalOnClass(Endpoint.class)
+@ConditionalOnBean({ GpuBackend.class, GpumemPools.class, PressureThresholds.class })
+@ConditionalOnAvailableEndpoint(GpumemEndpoint.class)
+public final class GpumemEndpointAutoConfiguration {
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemEndpoint gpumemEndpoint(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds) {
+		return new GpumemEndpoint(backend, pools, thresholds);
+	}
+
+}

@@ -1,0 +1,93 @@
+package io.gpumem.autoconfigure.metrics;
+
+import java.util.function.ToDoubleFunction;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.BaseUnits;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pressure.PressureHandler;
+
+/**
+ * gpumem's meters: per pool, memory and buffers used and cached, requests by hit or miss, bytes
+ * trimmed and allocation failures; the device's memory; the pressure level (its ordinal, NORMAL = 0).
+ */
+public class GpumemMeterBinder implements MeterBinder {
+
+	private final GpuBackend backend;
+
+	private final GpumemPools pools;
+
+	private final PressureHandler pressure;
+
+	/** @param pressure the pressure handler, or {@code null} when there is none */
+	public GpumemMeterBinder(GpuBackend backend, GpumemPools pools, PressureHandler pressure) {
+		this.backend = backend;
+		this.pools = pools;
+		this.pressure = pressure;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		this.pools.asMap().forEach((name, pool) -> bindPool(registry, name, pool));
+		String device = String.valueOf(this.backend.deviceId());
+		deviceMemory(registry, device, "used", MemoryInfo::usedBytes);
+		deviceMemory(registry, device, "free", MemoryInfo::freeBytes);
+		deviceMemory(registry, device, "total", MemoryInfo::totalBytes);
+		if (this.pressure != null) {
+			Gauge.builder("gpumem.pressure.level", this.pressure, (handler) -> handler.level().ordinal())
+				.description("GPU memory pressure: 0 normal, 1 elevated, 2 warning, 3 critical, 4 out of memory")
+				.register(registry);
+		}
+	}
+
+	private void bindPool(MeterRegistry registry, String name, MemoryPool pool) {
+		poolGauge(registry, "gpumem.pool.memory", name, "used", BaseUnits.BYTES, pool, PoolStatistics::inUseBytes);
+		poolGauge(registry, "gpumem.pool.memory", name, "cached", BaseUnits.BYTES, pool, PoolStatistics::cachedBytes);
+		poolGauge(registry, "gpumem.pool.buffers", name, "used", BaseUnits.BUFFERS, pool,
+				PoolStatistics::inUseBuffers);
+		poolGauge(registry, "gpumem.pool.buffers", name, "cached", BaseUnits.BUFFERS, pool,
+				PoolStatistics::cachedBuffers);
+		FunctionCounter.builder("gpumem.pool.requests", pool, (p) -> p.statistics().hits())
+			.tags("pool", name, "result", "hit")
+			.description("Buffer requests served from the pool's cache")
+			.register(registry);
+		FunctionCounter.builder("gpumem.pool.requests", pool, (p) -> p.statistics().misses())
+			.tags("pool", name, "result", "miss")
+			.description("Buffer requests that went to the allocator")
+			.register(registry);
+		FunctionCounter.builder("gpumem.pool.trimmed", pool, (p) -> p.statistics().trimmedBytes())
+			.tags("pool", name)
+			.baseUnit(BaseUnits.BYTES)
+			.description("Cached bytes given back to the allocator")
+			.register(registry);
+		FunctionCounter.builder("gpumem.allocation.failures", pool, (p) -> p.statistics().allocationFailures())
+			.tags("pool", name)
+			.description("Requests that failed for want of memory after the pool's retries")
+			.register(registry);
+	}
+
+	private static void poolGauge(MeterRegistry registry, String meter, String pool, String state, String unit,
+			MemoryPool source, ToDoubleFunction<PoolStatistics> value) {
+		Gauge.builder(meter, source, (p) -> value.applyAsDouble(p.statistics()))
+			.tags("pool", pool, "state", state)
+			.baseUnit(unit)
+			.register(registry);
+	}
+
+	private void deviceMemory(MeterRegistry registry, String device, String state, ToDoubleFunction<MemoryInfo> value) {
+		Gauge.builder("gpumem.device.memory", this.backend, (backend) -> value.applyAsDouble(backend.memoryInfo()))
+			.tags("device", device, "state", state)
+			.baseUnit(BaseUnits.BYTES)
+			.description("The device's memory")
+			.register(registry);
+	}
+
+}
