@@ -3,6 +3,7 @@ package io.gpumem.autoconfigure;
 import java.util.List;
 
 import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
@@ -17,6 +18,7 @@ import org.springframework.context.annotation.Primary;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.backend.BackendSelection;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
@@ -86,17 +88,18 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = "gpumemPinnedPool")
 	@ConditionalOnBooleanProperty(name = "gpumem.reduction-cache.enabled", matchIfMissing = true)
-	ReductionBufferCache gpumemReductionCache(GpuBackend backend, StratifiedMemoryPool gpumemDevicePool,
-			StratifiedMemoryPool gpumemPinnedPool, GpumemProperties properties) {
-		return new ReductionBufferCache("reduction", backend, gpumemDevicePool.allocator(), gpumemPinnedPool,
+	ReductionBufferCache gpumemReductionCache(GpuBackend backend,
+			@Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
+			@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool, GpumemProperties properties) {
+		return new ReductionBufferCache("reduction", backend, devicePool.allocator(), pinnedPool,
 				properties.getReductionCache().getMaxBuffersPerKey());
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = "gpumemPinnedPool")
-	Transfers gpumemTransfers(StratifiedMemoryPool gpumemPinnedPool) {
-		return new Transfers(gpumemPinnedPool);
+	Transfers gpumemTransfers(@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool) {
+		return new Transfers(pinnedPool);
 	}
 
 	@Bean
@@ -121,8 +124,9 @@ public final class GpumemAutoConfiguration {
 		try {
 			return new StratifiedMemoryPool(allocator, config);
 		}
-		catch (IllegalArgumentException ex) {
-			throw new InvalidConfigurationPropertyValueException(prefix, name, ex.getMessage());
+		catch (IllegalArgumentException | GpuOutOfMemoryException ex) {
+			throw new InvalidConfigurationPropertyValueException(prefix + ".warm", name,
+					"the pool's warm-up could not be allocated: " + ex.getMessage());
 		}
 	}
 

@@ -12,28 +12,31 @@ final class PoolConfigs {
 	private PoolConfigs() {
 	}
 
+	/**
+	 * The configuration of one pool.
+	 * @throws InvalidConfigurationPropertyValueException naming {@code prefix} if the properties do not make a pool
+	 */
 	static PoolConfig from(String name, String prefix, GpumemProperties.Pool pool, PoolPreset preset,
 			GpumemProperties properties) {
-		PoolConfig.Builder builder = PoolConfig.builder(name)
-			.preset(preset)
-			.leakDetection(properties.getLeakDetection())
-			.oomRetries(properties.getPressure().getOomRetries())
-			.idleTrimAfter(pool.getIdleTrimAfter());
-		if (!pool.getSizeClasses().isEmpty()) {
-			try {
+		try {
+			PoolConfig.Builder builder = PoolConfig.builder(name)
+				.preset(preset)
+				.leakDetection(properties.getLeakDetection())
+				.oomRetries(properties.getPressure().getOomRetries())
+				.idleTrimAfter(pool.getIdleTrimAfter());
+			if (!pool.getSizeClasses().isEmpty()) {
 				builder.sizeClasses(pool.getSizeClasses().stream().mapToLong(DataSize::toBytes).toArray());
 			}
-			catch (IllegalArgumentException ex) {
-				throw new InvalidConfigurationPropertyValueException(prefix + ".size-classes", pool.getSizeClasses(),
-						ex.getMessage());
+			pool.getWarm().forEach((size, count) -> builder.warm(size.toBytes(), count));
+			pool.getMaxCachedBuffers().forEach((size, count) -> builder.maxCachedBuffers(size.toBytes(), count));
+			if (pool.getMaxCached() != null) {
+				builder.maxCachedBytes(pool.getMaxCached().toBytes());
 			}
+			return builder.build();
 		}
-		pool.getWarm().forEach((size, count) -> builder.warm(size.toBytes(), count));
-		pool.getMaxCachedBuffers().forEach((size, count) -> builder.maxCachedBuffers(size.toBytes(), count));
-		if (pool.getMaxCached() != null) {
-			builder.maxCachedBytes(pool.getMaxCached().toBytes());
+		catch (IllegalArgumentException ex) {
+			throw new InvalidConfigurationPropertyValueException(prefix, name, ex.getMessage());
 		}
-		return builder.build();
 	}
 
 }

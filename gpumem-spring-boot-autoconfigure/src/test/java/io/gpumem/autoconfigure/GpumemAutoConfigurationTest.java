@@ -1,0 +1,242 @@
+package io.gpumem.autoconfigure;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.test.context.runner.ApplicationContextRunner;
+import org.springframework.context.ApplicationListener;
+import org.springframework.context.annotation.Bean;
+import org.springframework.context.annotation.Configuration;
+
+import io.gpumem.allocator.AllocatorDecorator;
+import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.backend.BackendSelection;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureLevel;
+import io.gpumem.pressure.PressureReaction;
+import io.gpumem.reduction.ReductionBufferCache;
+import io.gpumem.transfer.Transfers;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+class GpumemAutoConfigurationTest {
+
+	private final ApplicationContextRunner runner = new ApplicationContextRunner()
+		.withConfiguration(AutoConfigurations.of(GpumemAutoConfiguration.class))
+		.withPropertyValues("gpumem.backend=host", "gpumem.host.capacity=64MB");
+
+	@Test
+	void defaultsGiveTheHostBackendDeviceAndPinnedPoolsReductionCacheTransfersAndPressureHandler() {
+		this.runner.run((context) -> {
+			assertThat(context).hasSingleBean(BackendSelection.class)
+				.hasSingleBean(ReductionBufferCache.class)
+				.hasSingleBean(Transfers.class)
+				.hasSingleBean(PressureHandler.class)
+				.hasBean("gpumemDevicePool")
+				.hasBean("gpumemPinnedPool")
+				.doesNotHaveBean("gpumemUnifiedPool");
+			assertThat(context.getBean(GpuBackend.class)).isInstanceOf(HostBackend.class);
+			assertThat(context.getBean(GpuBackend.class).memoryInfo().totalBytes()).isEqualTo(64L << 20);
+			StratifiedMemoryPool device = context.getBean(StratifiedMemoryPool.class);
+			assertThat(device.name()).isEqualTo("device");
+			assertThat(device.kind()).isEqualTo(MemoryKind.DEVICE);
+			assertThat(device.sizeClasses().count()).as("the default ladder").isEqualTo(71);
+			assertThat(context.getBean(GpumemPools.class).asMap()).containsOnlyKeys("device", "pinned", "reduction");
+			assertThat(AllocatorDecorator.find(device.allocator(), LimitingAllocator.class).limitBytes())
+				.as("memory-fraction 0.9 of 64 MiB")
+				.isEqualTo((long) (0.9 * (64L << 20)));
+			PressureHandler handler = context.getBean(PressureHandler.class);
+			assertThat(handler.reaction(PressureLevel.ELEVATED)).isEqualTo(PressureReaction.none());
+			assertThat(handler.reaction(PressureLevel.WARNING)).isEqualTo(PressureReaction.shrink(0.7));
+			assertThat(handler.statistics().checks()).isPositive();
+		});
+	}
+
+	@Test
+	void autoOnAMachineWithoutADeviceSaysWhyItChoseTheHostBackend() {
+		this.runner.withPropertyValues("gpumem.backend=auto").run((context) -> {
+			BackendSelection selection = context.getBean(BackendSelection.class);
+			if (selection.probe().usable()) {
+				assertThat(selection.backend().name()).isEqualTo("cuda");
+			}
+			else {
+				assertThat(selection.backend().name()).isEqualTo("host");
+				assertThat(selection.reason()).contains("no usable CUDA device", selection.probe().reason());
+			}
+		});
+	}
+
+	@Test
+	void aPresetGivesItsLadderAndWarmUp() {
+		this.runner.withPropertyValues("gpumem.device-pool.preset=graph-analytics").run((context) -> {
+			StratifiedMemoryPool device = context.getBean(StratifiedMemoryPool.class);
+			assertThat(device.sizeClasses().count()).isEqualTo(6);
+			assertThat(device.statistics().cachedBuffers()).isPositive();
+		});
+	}
+
+	@Test
+	void explicitSizeClassesWarmUpAndCapsAreApplied() {
+		this.runner
+			.withPropertyValues("gpumem.device-pool.size-classes=256B,1KB,4KB,64KB", "gpumem.device-pool.warm[64KB]=5",
+					"gpumem.device-pool.max-cached-buffers[4KB]=2", "gpumem.device-pool.max-cached=1MB")
+			.run((context) -> {
+				StratifiedMemoryPool device = context.getBean(StratifiedMemoryPool.class);
+				assertThat(device.sizeClasses().count()).isEqualTo(4);
+				assertThat(device.sizeClasses().largest()).isEqualTo(64 * 1024);
+				assertThat(device.statistics().sizeClasses().get(3).cachedBuffers()).isEqualTo(5);
+				List<PooledBuffer> held = new ArrayList<>();
+				for (int i = 0; i < 5; i++) {
+					held.add(device.acquire(4096));
+				}
+				held.forEach(PooledBuffer::close);
+				assertThat(device.statistics().sizeClasses().get(2).cachedBuffers()).isEqualTo(2);
+			});
+	}
+
+	@Test
+	void aWarmUpOfASizeThatIsNotAClassStopsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("gpumem.device-pool.size-classes=1KB,4KB", "gpumem.device-pool.warm[3KB]=5")
+			.run((context) -> {
+				assertThat(context).hasFailed();
+				assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("gpumem.device-pool")
+					.hasMessageContaining("3072");
+			});
+	}
+
+	@Test
+	void theUnifiedPoolIsAThirdPoolKindWhenEnabled() {
+		this.runner.withPropertyValues("gpumem.unified-pool.enabled=true").run((context) -> {
+			StratifiedMemoryPool unified = context.getBean("gpumemUnifiedPool", StratifiedMemoryPool.class);
+			assertThat(unified.kind()).isEqualTo(MemoryKind.UNIFIED);
+			assertThat(context.getBean(GpumemPools.class).asMap()).containsKey("unified");
+		});
+	}
+
+	@Test
+	void withoutThePinnedPoolThereAreNoTransfersNorReductionCache() {
+		this.runner.withPropertyValues("gpumem.pinned-pool.enabled=false").run((context) -> {
+			assertThat(context).doesNotHaveBean("gpumemPinnedPool")
+				.doesNotHaveBean(Transfers.class)
+				.doesNotHaveBean(ReductionBufferCache.class);
+			assertThat(context.getBean(GpumemPools.class).asMap()).containsOnlyKeys("device");
+		});
+	}
+
+	@Test
+	void theReductionCacheAndPressureHandlerCanBeTurnedOff() {
+		this.runner.withPropertyValues("gpumem.reduction-cache.enabled=false", "gpumem.pressure.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(ReductionBufferCache.class)
+				.doesNotHaveBean(PressureHandler.class)
+				.hasBean("gpumemDevicePool"));
+	}
+
+	@Test
+	void disabledMeansNoGpumemBeanAtAll() {
+		this.runner.withPropertyValues("gpumem.enabled=false")
+			.run((context) -> assertThat(context).doesNotHaveBean(GpuBackend.class)
+				.doesNotHaveBean(StratifiedMemoryPool.class)
+				.doesNotHaveBean(GpumemPools.class));
+	}
+
+	@Test
+	void userSuppliedBeansWin() {
+		this.runner.withUserConfiguration(UserBeans.class).run((context) -> {
+			assertThat(context.getBean(GpuBackend.class)).isSameAs(context.getBean("myBackend"));
+			assertThat(context.getBean(GpuBackend.class).memoryInfo().totalBytes()).isEqualTo(8L << 20);
+			assertThat(context.getBean("gpumemDevicePool", StratifiedMemoryPool.class).name()).isEqualTo("mine");
+			assertThat(context.getBean(GpumemPools.class).asMap()).containsKeys("mine", "pinned");
+		});
+	}
+
+	@Test
+	void pressureReactionsAndThresholdsComeFromProperties() {
+		this.runner
+			.withPropertyValues("gpumem.pressure.thresholds.elevated=0.5", "gpumem.pressure.thresholds.warning=0.6",
+					"gpumem.pressure.thresholds.critical=0.8", "gpumem.pressure.reactions.elevated=callback",
+					"gpumem.pressure.reactions.critical=none", "gpumem.pressure.shrink-target=0.4")
+			.run((context) -> {
+				PressureHandler handler = context.getBean(PressureHandler.class);
+				assertThat(handler.thresholds().warning()).isEqualTo(0.6);
+				assertThat(handler.reaction(PressureLevel.ELEVATED)).isEqualTo(PressureReaction.callback());
+				assertThat(handler.reaction(PressureLevel.WARNING)).isEqualTo(PressureReaction.shrink(0.4));
+				assertThat(handler.reaction(PressureLevel.CRITICAL)).isEqualTo(PressureReaction.none());
+			});
+	}
+
+	@Test
+	void aPressureTransitionIsPublishedAsAnApplicationEvent() {
+		this.runner.withUserConfiguration(EventCollector.class)
+			.withPropertyValues("gpumem.device-pool.size-classes=1MB", "gpumem.device-pool.warm[1MB]=52",
+					"gpumem.memory-fraction=1", "gpumem.pressure.reactions.warning=none")
+			.run((context) -> {
+				PressureHandler handler = context.getBean(PressureHandler.class);
+				assertThat(handler.check()).isEqualTo(PressureLevel.WARNING);
+				List<GpumemPressureChangedEvent> events = context.getBean(EventCollector.class).events;
+				assertThat(events).isNotEmpty();
+				assertThat(events.get(events.size() - 1).getChange().level()).isEqualTo(PressureLevel.WARNING);
+				assertThat(events.get(events.size() - 1).getSource()).isSameAs(handler);
+			});
+	}
+
+	@Test
+	void propertiesOutOfRuleStopStartupNamingThePropertyAndTheRule() {
+		this.runner.withPropertyValues("gpumem.pressure.thresholds.elevated=0.8").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(BindValidationException.class)
+				.hasMessageContaining("pressure.thresholds")
+				.hasMessageContaining("0 < elevated < warning < critical <= 1");
+		});
+		this.runner.withPropertyValues("gpumem.host.capacity=-1GB").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOf(BindValidationException.class)
+				.hasMessageContaining("host.capacity")
+				.hasMessageContaining("must be a positive size");
+		});
+		this.runner.withPropertyValues("gpumem.memory-fraction=1.5", "gpumem.device-pool.size-classes=4KB,1KB")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("memoryFraction")
+				.hasMessageContaining("strictly increasing"));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class UserBeans {
+
+		@Bean
+		GpuBackend myBackend() {
+			return new HostBackend(8L << 20);
+		}
+
+		@Bean
+		StratifiedMemoryPool gpumemDevicePool(GpuBackend backend) {
+			return new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE), PoolConfig.builder("mine").build());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class EventCollector implements ApplicationListener<GpumemPressureChangedEvent> {
+
+		final List<GpumemPressureChangedEvent> events = new CopyOnWriteArrayList<>();
+
+		@Override
+		public void onApplicationEvent(GpumemPressureChangedEvent event) {
+			this.events.add(event);
+		}
+
+	}
+
+}
