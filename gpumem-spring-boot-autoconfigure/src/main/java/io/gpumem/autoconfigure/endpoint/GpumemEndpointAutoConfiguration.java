@@ -1,6 +1,7 @@
 package io.gpumem.autoconfigure.endpoint;
 
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
+import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
@@ -24,6 +25,14 @@ public final class GpumemEndpointAutoConfiguration {
 	@ConditionalOnMissingBean
 	GpumemEndpoint gpumemEndpoint(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds) {
 		return new GpumemEndpoint(backend, pools, thresholds);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	@ConditionalOnBean(GpumemEndpoint.class)
+	@ConditionalOnAvailableEndpoint(exposure = EndpointExposure.WEB)
+	GpumemEndpointWebExtension gpumemEndpointWebExtension(GpumemEndpoint endpoint) {
+		return new GpumemEndpointWebExtension(endpoint);
 	}
 
 }

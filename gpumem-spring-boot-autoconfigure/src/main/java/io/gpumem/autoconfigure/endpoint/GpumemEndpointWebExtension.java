@@ -1,0 +1,39 @@
+package io.gpumem.autoconfigure.endpoint;
+
+import org.jspecify.annotations.Nullable;
+
+import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
+import org.springframework.boot.actuate.endpoint.annotation.Selector;
+import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.boot.actuate.endpoint.web.WebEndpointResponse;
+import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExtension;
+
+import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.PoolDetail;
+import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.TrimResult;
+
+/** The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads and trims alike (as Boot's caches endpoint). */
+@EndpointWebExtension(endpoint = GpumemEndpoint.class)
+public class GpumemEndpointWebExtension {
+
+	private final GpumemEndpoint delegate;
+
+	public GpumemEndpointWebExtension(GpumemEndpoint delegate) {
+		this.delegate = delegate;
+	}
+
+	@ReadOperation
+	public WebEndpointResponse<PoolDetail> pool(@Selector String pool) {
+		return found(this.delegate.pool(pool));
+	}
+
+	@WriteOperation
+	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, @Nullable Long keepBytes) {
+		return found(this.delegate.trimPool(pool, keepBytes));
+	}
+
+	private static <T> WebEndpointResponse<T> found(@Nullable T body) {
+		return (body != null) ? new WebEndpointResponse<>(body, WebEndpointResponse.STATUS_OK)
+				: new WebEndpointResponse<>(WebEndpointResponse.STATUS_NOT_FOUND);
+	}
+
+}

@@ -1,0 +1,170 @@
+package io.gpumem.autoconfigure.endpoint;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.beans.factory.annotation.Autowired;
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
+import org.springframework.boot.test.context.SpringBootTest;
+import org.springframework.http.MediaType;
+import org.springframework.test.web.servlet.client.RestTestClient;
+
+import io.gpumem.pool.StratifiedMemoryPool;
+
+@SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
+		properties = { "gpumem.backend=host", "gpumem.host.capacity=256MB", "gpumem.device-pool.warm[64KB]=4",
+				"management.endpoints.web.exposure.include=gpumem,health,metrics",
+				"management.endpoint.health.show-details=always" })
+@AutoConfigureRestTestClient
+class GpumemEndpointHttpTest {
+
+	@Autowired
+	private RestTestClient client;
+
+	@Autowired
+	@Qualifier("gpumemDevicePool")
+	private StratifiedMemoryPool devicePool;
+
+	@Test
+	void readsTheBackendDevicePressureAndEveryPool() {
+		this.client.get()
+			.uri("/actuator/gpumem")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.backend").isEqualTo("host")
+			.jsonPath("$.device.id").isEqualTo(0)
+			.jsonPath("$.device.name").isNotEmpty()
+			.jsonPath("$.device.totalBytes").isEqualTo(256 * 1024 * 1024)
+			.jsonPath("$.device.freeBytes").isNumber()
+			.jsonPath("$.pressure.level").isEqualTo("NORMAL")
+			.jsonPath("$.pressure.utilization").isNumber()
+			.jsonPath("$.pools.device.kind").isEqualTo("DEVICE")
+			.jsonPath("$.pools.pinned.kind").isEqualTo("PINNED")
+			.jsonPath("$.pools.reduction.kind").isEqualTo("DEVICE")
+			.jsonPath("$.pools.device.inUseBytes").isNumber()
+			.jsonPath("$.pools.device.inUseBuffers").isNumber()
+			.jsonPath("$.pools.device.cachedBytes").isNumber()
+			.jsonPath("$.pools.device.cachedBuffers").isNumber()
+			.jsonPath("$.pools.device.reservedBytes").isNumber()
+			.jsonPath("$.pools.device.peakReservedBytes").isNumber()
+			.jsonPath("$.pools.device.requests").isNumber()
+			.jsonPath("$.pools.device.hits").isNumber()
+			.jsonPath("$.pools.device.misses").isNumber()
+			.jsonPath("$.pools.device.hitRate").isNumber()
+			.jsonPath("$.pools.device.returns").isNumber()
+			.jsonPath("$.pools.device.trimmedBytes").isNumber()
+			.jsonPath("$.pools.device.sizeClasses").doesNotExist();
+	}
+
+	@Test
+	void readsOnePoolWithARowPerSizeClass() {
+		this.client.get()
+			.uri("/actuator/gpumem/device")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.kind").isEqualTo("DEVICE")
+			.jsonPath("$.sizeClasses.length()").isEqualTo(71)
+			.jsonPath("$.sizeClasses[0].sizeBytes").isEqualTo(256)
+			.jsonPath("$.sizeClasses[0].inUseBuffers").isNumber()
+			.jsonPath("$.sizeClasses[0].cachedBuffers").isNumber()
+			.jsonPath("$.sizeClasses[0].hits").isNumber()
+			.jsonPath("$.sizeClasses[0].misses").isNumber();
+	}
+
+	@Test
+	void anUnknownPoolIsNotFound() {
+		this.client.get().uri("/actuator/gpumem/nope").exchange().expectStatus().isNotFound();
+		this.client.post()
+			.uri("/actuator/gpumem/nope")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body("{}")
+			.exchange()
+			.expectStatus()
+			.isNotFound();
+	}
+
+	@Test
+	void aNegativeOrMalformedKeepBytesIsABadRequest() {
+		for (String body : new String[] { "{\"keepBytes\": -1}", "{\"keepBytes\": \"abc\"}" }) {
+			for (String uri : new String[] { "/actuator/gpumem", "/actuator/gpumem/device" }) {
+				this.client.post()
+					.uri(uri)
+					.contentType(MediaType.APPLICATION_JSON)
+					.body(body)
+					.exchange()
+					.expectStatus()
+					.isBadRequest();
+			}
+		}
+	}
+
+	@Test
+	void aTrimOfOnePoolReleasesItsWarmedBuffersAndSaysSo() {
+		this.devicePool.trim(0);
+		this.devicePool.warm(64 * 1024, 4);
+		this.client.post()
+			.uri("/actuator/gpumem/device")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body("{\"keepBytes\": 65536}")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.releasedBytes").isEqualTo(3 * 65536)
+			.jsonPath("$.pools.device.releasedBytes").isEqualTo(3 * 65536)
+			.jsonPath("$.pools.device.cachedBytes").isEqualTo(65536);
+	}
+
+	@Test
+	void aTrimWithoutABodyTrimsEveryPoolToNothing() {
+		this.devicePool.warm(64 * 1024, 2);
+		this.client.post()
+			.uri("/actuator/gpumem")
+			.contentType(MediaType.APPLICATION_JSON)
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.releasedBytes").isNumber()
+			.jsonPath("$.pools.device.cachedBytes").isEqualTo(0)
+			.jsonPath("$.pools.pinned.cachedBytes").isEqualTo(0)
+			.jsonPath("$.pools.reduction.cachedBytes").isEqualTo(0);
+	}
+
+	@Test
+	void theMetersAreThereWithTheirTagsAndUnits() {
+		this.devicePool.trim(0);
+		this.devicePool.warm(64 * 1024, 4);
+		this.client.get()
+			.uri("/actuator/metrics/gpumem.pool.memory?tag=pool:device&tag=state:cached")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.baseUnit").isEqualTo("bytes")
+			.jsonPath("$.measurements[0].value").isEqualTo(4 * 65536);
+		for (String meter : new String[] { "gpumem.pool.buffers", "gpumem.pool.requests", "gpumem.pool.trimmed",
+				"gpumem.device.memory", "gpumem.pressure.level", "gpumem.allocation.failures" }) {
+			this.client.get().uri("/actuator/metrics/" + meter).exchange().expectStatus().isOk();
+		}
+	}
+
+	@Test
+	void theHealthComponentIsUpWithDetails() {
+		this.client.get()
+			.uri("/actuator/health/gpumem")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.status").isEqualTo("UP")
+			.jsonPath("$.details.backend").isEqualTo("host")
+			.jsonPath("$.details.level").isEqualTo("NORMAL")
+			.jsonPath("$.details.totalBytes").isEqualTo(256 * 1024 * 1024);
+	}
+
+}
