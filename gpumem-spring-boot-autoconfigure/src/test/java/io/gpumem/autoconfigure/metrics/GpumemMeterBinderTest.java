@@ -1,0 +1,86 @@
+package io.gpumem.autoconfigure.metrics;
+
+import java.util.List;
+
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pressure.PressureHandler;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+class GpumemMeterBinderTest {
+
+	private final HostBackend backend = new HostBackend(16L << 20);
+
+	private final StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
+			PoolConfig.builder("device").sizeClasses(4096, 1L << 20).build());
+
+	private final PressureHandler pressure = PressureHandler.builder(this.backend::memoryInfo).build();
+
+	@AfterEach
+	void close() {
+		this.pool.close();
+	}
+
+	private void bind(MeterRegistry registry) {
+		new GpumemMeterBinder(this.backend, new GpumemPools(List.of(this.pool)), this.pressure).bindTo(registry);
+	}
+
+	@Test
+	void metersFollowThePoolsFiguresWithTagsForTheVariablePart() {
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		bind(registry);
+		this.pool.acquire(4096).close();
+		this.pool.acquire(4096).close();
+		PooledBuffer held = this.pool.acquire(1L << 20);
+		assertThat(registry.get("gpumem.pool.memory").tags("pool", "device", "state", "used").gauge().value())
+			.isEqualTo(1L << 20);
+		assertThat(registry.get("gpumem.pool.memory").tags("pool", "device", "state", "cached").gauge().value())
+			.isEqualTo(4096);
+		assertThat(registry.get("gpumem.pool.buffers").tags("pool", "device", "state", "used").gauge().value())
+			.isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.requests").tags("pool", "device", "result", "hit").functionCounter()
+			.count()).isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.requests").tags("pool", "device", "result", "miss").functionCounter()
+			.count()).isEqualTo(3);
+		assertThat(registry.get("gpumem.device.memory").tags("device", "0", "state", "total").gauge().value())
+			.isEqualTo(16L << 20);
+		assertThat(registry.get("gpumem.device.memory").tags("device", "0", "state", "used").gauge().value())
+			.isEqualTo((1L << 20) + 4096);
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.pool.acquire(32L << 20));
+		assertThat(registry.get("gpumem.allocation.failures").tags("pool", "device").functionCounter().count())
+			.isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.trimmed").tags("pool", "device").functionCounter().count())
+			.as("the out-of-memory path trimmed the cached buffer")
+			.isEqualTo(4096);
+		assertThat(registry.get("gpumem.pressure.level").gauge().value()).isZero();
+		held.close();
+	}
+
+	@Test
+	void prometheusShowsByteMetersWithTheirUnit() {
+		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		bind(registry);
+		String scrape = registry.scrape();
+		assertThat(scrape).contains("gpumem_pool_memory_bytes{pool=\"device\",state=\"used\"}")
+			.contains("gpumem_pool_memory_bytes{pool=\"device\",state=\"cached\"}")
+			.contains("gpumem_device_memory_bytes{device=\"0\",state=\"free\"}")
+			.contains("gpumem_pool_requests_total{pool=\"device\",result=\"hit\"}")
+			.contains("gpumem_pool_trimmed_bytes_total{pool=\"device\"}")
+			.contains("gpumem_pressure_level ");
+	}
+
+}
