@@ -4,30 +4,24 @@ import java.util.Map;
 
 import org.springframework.http.HttpStatus;
 import org.springframework.web.bind.annotation.ExceptionHandler;
-import org.springframework.web.bind.annotation.GetMapping;
 import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestController;
 
-import io.gpumem.backend.GpuBackend;
-import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
- * Vector addition on pooled device buffers, and the pool's statistics. The full HTTP contract and
- * the kernels come with the sample service issue.
+ * Vector addition on pooled device buffers. The full HTTP contract and the kernels come with the
+ * sample service issue; the pools are shown by {@code /actuator/gpumem}.
  */
 @RestController
 class VectorController {
 
-	private final GpuBackend backend;
-
 	private final StratifiedMemoryPool pool;
 
-	VectorController(GpuBackend backend, StratifiedMemoryPool pool) {
-		this.backend = backend;
+	VectorController(StratifiedMemoryPool pool) {
 		this.pool = pool;
 	}
 
@@ -54,16 +48,6 @@ class VectorController {
 			left.copyTo(result);
 		}
 		return Map.of("result", result);
-	}
-
-	@GetMapping("/api/memory")
-	Map<String, Object> memory() {
-		PoolStatistics stats = this.pool.statistics();
-		return Map.of("backend", this.backend.describe(), "freeBytes", this.backend.memoryInfo().freeBytes(),
-				"totalBytes", this.backend.memoryInfo().totalBytes(), "pool",
-				Map.of("requests", stats.requests(), "hits", stats.hits(), "misses", stats.misses(), "inUseBytes",
-						stats.inUseBytes(), "cachedBytes", stats.cachedBytes(), "reservedBytes",
-						stats.reservedBytes()));
 	}
 
 	@ExceptionHandler(IllegalArgumentException.class)

@@ -15,7 +15,7 @@ import io.gpumem.pool.StratifiedMemoryPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT)
+@SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT, properties = "gpumem.backend=host")
 @AutoConfigureRestTestClient
 class SampleApplicationTest {
 
@@ -60,17 +60,27 @@ class SampleApplicationTest {
 	}
 
 	@Test
-	void reportsTheBackendAndThePool() {
+	void showsThePoolsOnTheActuatorEndpointAndGpumemInReadiness() {
 		this.client.get()
-			.uri("/api/memory")
+			.uri("/actuator/gpumem")
 			.exchange()
 			.expectStatus()
 			.isOk()
 			.expectBody()
 			.jsonPath("$.backend")
-			.isEqualTo("host backend (capacity 1.00 GiB)")
-			.jsonPath("$.totalBytes")
-			.isEqualTo(1L << 30);
+			.isEqualTo("host")
+			.jsonPath("$.device.totalBytes")
+			.isEqualTo(1L << 30)
+			.jsonPath("$.pools.device.cachedBuffers")
+			.isNumber();
+		this.client.get()
+			.uri("/actuator/health/readiness")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.components.gpumem.status")
+			.isEqualTo("UP");
 	}
 
 }
