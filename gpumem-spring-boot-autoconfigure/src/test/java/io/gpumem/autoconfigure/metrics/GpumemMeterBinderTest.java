@@ -80,6 +80,8 @@ class GpumemMeterBinderTest {
 			.contains("gpumem_device_memory_bytes{device=\"0\",state=\"free\"}")
 			.contains("gpumem_pool_requests_total{pool=\"device\",result=\"hit\"}")
 			.contains("gpumem_pool_trimmed_bytes_total{pool=\"device\"}")
+			.contains("gpumem_pool_buffers{pool=\"device\",state=\"cached\"}")
+			.contains("gpumem_allocation_failures_total{pool=\"device\"}")
 			.contains("gpumem_pressure_level ");
 	}
 
