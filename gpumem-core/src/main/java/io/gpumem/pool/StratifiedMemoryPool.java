@@ -488,31 +488,15 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private Block acquireMissing(int classIndex, int home) {
 		for (int i = 1; i < this.stripes.length; i++) {
-			Stripe stripe = this.stripes[(home + i) & this.stripeMask];
-			stripe.lock();
-			try {
-				Block block = stripe.pop(classIndex);
-				if (block != null) {
-					stripe.countHit(classIndex);
-					return block;
-				}
-			}
-			finally {
-				stripe.unlock();
+			Block block = popCounted(this.stripes[(home + i) & this.stripeMask], classIndex);
+			if (block != null) {
+				return block;
 			}
 		}
 		if (drainPending() > 0) {
-			Stripe stripe = this.stripes[home];
-			stripe.lock();
-			try {
-				Block block = stripe.pop(classIndex);
-				if (block != null) {
-					stripe.countHit(classIndex);
-					return block;
-				}
-			}
-			finally {
-				stripe.unlock();
+			Block block = popCounted(this.stripes[home], classIndex);
+			if (block != null) {
+				return block;
 			}
 		}
 		this.misses.incrementAndGet(classIndex);
@@ -520,6 +504,21 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		Block block = allocateWithRetry(classIndex, this.ladder.size(classIndex));
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
+	}
+
+	/** Takes a cached block of the class from a stripe, counting a hit, or answers null. */
+	private static Block popCounted(Stripe stripe, int classIndex) {
+		stripe.lock();
+		try {
+			Block block = stripe.pop(classIndex);
+			if (block != null) {
+				stripe.countHit(classIndex);
+			}
+			return block;
+		}
+		finally {
+			stripe.unlock();
+		}
 	}
 
 	private Block acquireLarge(long bytes) {
