@@ -99,6 +99,14 @@ public final class CudaBackend implements GpuBackend {
 		return this.device.bind().memoryInfo();
 	}
 
+	/**
+	 * Makes the device's primary context current on the calling thread: what code that calls the driver
+	 * itself (loading modules, launching kernels) does before each call, as gpumem does.
+	 */
+	public void makeContextCurrent() {
+		this.device.bind();
+	}
+
 	@Override
 	public GpuStream createStream() {
 		return new CudaStream(this.device, this.device.bind().createStream(), this.concurrentManagedAccess);

@@ -91,6 +91,15 @@ final class CudaStream implements GpuStream {
 	}
 
 	@Override
+	public <T> T unwrap(Class<T> type) {
+		bind();
+		if (type.isInstance(this.stream)) {
+			return type.cast(this.stream);
+		}
+		return GpuStream.super.unwrap(type);
+	}
+
+	@Override
 	public synchronized void close() {
 		if (!this.closed) {
 			CudaDriver driver = bind();

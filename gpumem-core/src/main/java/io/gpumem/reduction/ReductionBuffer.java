@@ -6,6 +6,7 @@ import java.util.Objects;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.stream.GpuStream;
 
 /**
  * A device buffer of reduction slots lent by a {@link ReductionBufferCache}, every slot at its op's
@@ -52,7 +53,16 @@ public final class ReductionBuffer extends GpuBuffer {
 	 * @throws IndexOutOfBoundsException if {@code slot} is not a slot of this buffer
 	 */
 	public Number readResult(int slot) {
-		long bits = this.cache.readSlot(this, Objects.checkIndex(slot, this.key.slots()));
+		return readResult(slot, null);
+	}
+
+	/**
+	 * The value in a slot, copied on {@code stream} after the work already enqueued there (the kernel that
+	 * wrote it), through pinned memory; the cache's own stream when {@code stream} is {@code null}.
+	 * @throws IndexOutOfBoundsException if {@code slot} is not a slot of this buffer
+	 */
+	public Number readResult(int slot, GpuStream stream) {
+		long bits = this.cache.readSlot(this, Objects.checkIndex(slot, this.key.slots()), stream);
 		return switch (this.key.type()) {
 			case INT -> (int) bits;
 			case LONG -> bits;

@@ -212,12 +212,12 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 		this.stream.close();
 	}
 
-	long readSlot(ReductionBuffer buffer, int slot) {
-		ElementType type = buffer.key().type();
-		int bytes = type.bytes();
+	long readSlot(ReductionBuffer buffer, int slot, GpuStream on) {
+		GpuStream stream = (on != null) ? on : this.stream;
+		int bytes = buffer.key().type().bytes();
 		try (PooledBuffer staging = this.pinned.acquire(bytes)) {
-			this.stream.copy(buffer, (long) slot * bytes, staging, 0, bytes);
-			try (GpuEvent copied = this.stream.record()) {
+			stream.copy(buffer, (long) slot * bytes, staging, 0, bytes);
+			try (GpuEvent copied = stream.record()) {
 				copied.await();
 			}
 			if (bytes == Integer.BYTES) {

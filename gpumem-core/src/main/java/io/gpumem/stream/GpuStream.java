@@ -45,6 +45,15 @@ public interface GpuStream extends AutoCloseable {
 	/** Waits until all work enqueued so far has completed. */
 	void synchronize();
 
+	/**
+	 * The backend's native stream, as JDBC's {@code unwrap}: {@code jcuda.driver.CUstream} on the cuda
+	 * backend, for launching kernels on this stream.
+	 * @throws IllegalArgumentException if the backend has no native stream of that type
+	 */
+	default <T> T unwrap(Class<T> type) {
+		throw new IllegalArgumentException(getClass().getSimpleName() + " has no native stream of type " + type.getName());
+	}
+
 	/** Waits for the enqueued work, then releases the stream. */
 	@Override
 	void close();

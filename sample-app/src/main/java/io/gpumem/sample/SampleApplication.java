@@ -2,9 +2,11 @@ package io.gpumem.sample;
 
 import org.springframework.boot.SpringApplication;
 import org.springframework.boot.autoconfigure.SpringBootApplication;
+import org.springframework.boot.context.properties.EnableConfigurationProperties;
 
-/** A Spring Boot service that works on pooled GPU memory. */
+/** A Spring Boot service running GPU kernels on pooled buffers, on CUDA or on the host backend. */
 @SpringBootApplication
+@EnableConfigurationProperties(SampleProperties.class)
 public class SampleApplication {
 
 	public static void main(String[] args) {

@@ -1,0 +1,142 @@
+package io.gpumem.sample.graphs;
+
+import java.util.Arrays;
+import java.util.List;
+
+import org.springframework.stereotype.Service;
+
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.reduction.ReductionBuffer;
+import io.gpumem.reduction.ReductionBufferCache;
+import io.gpumem.reduction.ReductionOp;
+import io.gpumem.sample.SampleProperties;
+import io.gpumem.sample.kernels.Kernels;
+import io.gpumem.scope.MemoryScope;
+import io.gpumem.scope.ScopedBuffer;
+import io.gpumem.stream.GpuStream;
+import io.gpumem.transfer.Transfer;
+import io.gpumem.transfer.TransferPart;
+import io.gpumem.transfer.Transfers;
+
+/**
+ * PageRank by power iteration on the device: the graph and initial ranks go up in one transfer, every
+ * buffer of the request lives in one scope, the dangling-rank sum of each iteration in a reduction
+ * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly.
+ */
+@Service
+public class PageRankService {
+
+	private final GpuBackend backend;
+
+	private final StratifiedMemoryPool devicePool;
+
+	private final Transfers transfers;
+
+	private final ReductionBufferCache reductions;
+
+	private final Kernels kernels;
+
+	private final SampleProperties limits;
+
+	public PageRankService(GpuBackend backend, StratifiedMemoryPool devicePool, Transfers transfers,
+			ReductionBufferCache reductions, Kernels kernels, SampleProperties limits) {
+		this.backend = backend;
+		this.devicePool = devicePool;
+		this.transfers = transfers;
+		this.reductions = reductions;
+		this.kernels = kernels;
+		this.limits = limits;
+	}
+
+	/**
+	 * The ranks of the graph of the given edges.
+	 * @param edges {@code [source, target]} pairs of node ids from 0
+	 * @param nodes how many nodes, or {@code null} for one more than the largest id
+	 * @throws IllegalArgumentException for no edges, a malformed edge, an id out of range or too large a graph
+	 */
+	public float[] rank(int[][] edges, Integer nodes, int iterations, float damping) {
+		if (edges == null || edges.length == 0) {
+			throw new IllegalArgumentException("edges must be a non-empty array of [source, target] pairs");
+		}
+		this.limits.checkSize("edges", edges.length);
+		int[] from = new int[edges.length];
+		int[] to = new int[edges.length];
+		int largest = -1;
+		for (int e = 0; e < edges.length; e++) {
+			int[] edge = edges[e];
+			if (edge == null || edge.length != 2) {
+				throw new IllegalArgumentException("edge " + e + " must be a [source, target] pair");
+			}
+			from[e] = edge[0];
+			to[e] = edge[1];
+			largest = Math.max(largest, Math.max(edge[0], edge[1]));
+		}
+		int count = (nodes != null) ? nodes : largest + 1;
+		checkNodes(count);
+		for (int e = 0; e < edges.length; e++) {
+			if (from[e] < 0 || from[e] >= count || to[e] < 0 || to[e] >= count) {
+				throw new IllegalArgumentException("edge " + e + " [" + from[e] + ", " + to[e]
+						+ "] names a node out of range: ids go from 0 to " + (count - 1));
+			}
+		}
+		return rank(Graph.of(count, from, to), iterations, damping);
+	}
+
+	/** The ranks of a generated graph: {@code edgesPerNode} random out-edges per node, from {@code seed}. */
+	public float[] rankGenerated(int nodes, int edgesPerNode, long seed, int iterations, float damping) {
+		checkNodes(nodes);
+		if (nodes < 2 || edgesPerNode < 0) {
+			throw new IllegalArgumentException("a generated graph needs at least 2 nodes and edgesPerNode >= 0, not "
+					+ nodes + " nodes and edgesPerNode " + edgesPerNode);
+		}
+		this.limits.checkSize("edges", (long) nodes * edgesPerNode);
+		return rank(Graph.generate(nodes, edgesPerNode, seed), iterations, damping);
+	}
+
+	private float[] rank(Graph graph, int iterations, float damping) {
+		if (iterations < 1 || iterations > this.limits.maxIterations()) {
+			throw new IllegalArgumentException("iterations must be between 1 and " + this.limits.maxIterations()
+					+ " (sample.max-iterations), not " + iterations);
+		}
+		if (!(damping > 0 && damping < 1)) {
+			throw new IllegalArgumentException("damping must lie strictly between 0 and 1, not " + damping);
+		}
+		int n = graph.nodes();
+		float[] ranks = new float[n];
+		Arrays.fill(ranks, 1f / n);
+		try (GpuStream stream = this.backend.createStream();
+				MemoryScope scope = MemoryScope.open("pagerank", this.devicePool);
+				ReductionBuffer dangling = this.reductions.acquire(float.class, 1, ReductionOp.SUM)) {
+			ScopedBuffer rank = scope.allocate(float.class, n);
+			ScopedBuffer next = scope.allocate(float.class, n);
+			ScopedBuffer contribution = scope.allocate(float.class, n);
+			ScopedBuffer outDegree = scope.allocate(int.class, n);
+			ScopedBuffer rowStart = scope.allocate(int.class, n + 1);
+			ScopedBuffer sources = scope.allocate(int.class, Math.max(1, graph.sources().length));
+			try (Transfer upload = this.transfers.uploadAsync(stream,
+					List.of(TransferPart.of(ranks, rank), TransferPart.of(graph.outDegree(), outDegree),
+							TransferPart.of(graph.rowStart(), rowStart), TransferPart.of(graph.sources(), sources)))) {
+				for (int i = 0; i < iterations; i++) {
+					stream.fill(dangling, 0, Float.BYTES, (byte) 0);
+					this.kernels.pageRankDangling(stream, rank, outDegree, n, dangling);
+					this.kernels.pageRankContribution(stream, rank, outDegree, contribution, n);
+					this.kernels.pageRankPull(stream, rowStart, sources, contribution, dangling, next, n, damping);
+					ScopedBuffer swap = rank;
+					rank = next;
+					next = swap;
+				}
+				this.transfers.downloadAsync(stream, List.of(TransferPart.of(ranks, rank))).await();
+			}
+		}
+		return ranks;
+	}
+
+	private void checkNodes(int nodes) {
+		if (nodes <= 0) {
+			throw new IllegalArgumentException("a graph needs at least one node, not " + nodes);
+		}
+		this.limits.checkSize("nodes", nodes);
+	}
+
+}
