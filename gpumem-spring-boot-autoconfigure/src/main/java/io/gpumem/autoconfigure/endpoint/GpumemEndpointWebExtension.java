@@ -11,7 +11,10 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.PoolDetail;
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.TrimResult;
 
-/** The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads and trims alike (as Boot's caches endpoint). */
+/**
+ * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads and trims alike (as Boot's
+ * caches endpoint).
+ */
 @EndpointWebExtension(endpoint = GpumemEndpoint.class)
 public class GpumemEndpointWebExtension {
 

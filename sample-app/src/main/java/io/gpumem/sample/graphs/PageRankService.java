@@ -5,19 +5,14 @@ import java.util.List;
 
 import org.springframework.stereotype.Service;
 
-import io.gpumem.backend.GpuBackend;
-import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.reduction.ReductionBuffer;
-import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.reduction.ReductionOp;
-import io.gpumem.sample.SampleProperties;
-import io.gpumem.sample.kernels.Kernels;
+import io.gpumem.sample.Compute;
 import io.gpumem.scope.MemoryScope;
 import io.gpumem.scope.ScopedBuffer;
 import io.gpumem.stream.GpuStream;
 import io.gpumem.transfer.Transfer;
 import io.gpumem.transfer.TransferPart;
-import io.gpumem.transfer.Transfers;
 
 /**
  * PageRank by power iteration on the device: the graph and initial ranks go up in one transfer, every
@@ -27,26 +22,10 @@ import io.gpumem.transfer.Transfers;
 @Service
 public class PageRankService {
 
-	private final GpuBackend backend;
+	private final Compute compute;
 
-	private final StratifiedMemoryPool devicePool;
-
-	private final Transfers transfers;
-
-	private final ReductionBufferCache reductions;
-
-	private final Kernels kernels;
-
-	private final SampleProperties limits;
-
-	public PageRankService(GpuBackend backend, StratifiedMemoryPool devicePool, Transfers transfers,
-			ReductionBufferCache reductions, Kernels kernels, SampleProperties limits) {
-		this.backend = backend;
-		this.devicePool = devicePool;
-		this.transfers = transfers;
-		this.reductions = reductions;
-		this.kernels = kernels;
-		this.limits = limits;
+	public PageRankService(Compute compute) {
+		this.compute = compute;
 	}
 
 	/**
@@ -59,7 +38,7 @@ public class PageRankService {
 		if (edges == null || edges.length == 0) {
 			throw new IllegalArgumentException("edges must be a non-empty array of [source, target] pairs");
 		}
-		this.limits.checkSize("edges", edges.length);
+		this.compute.limits().checkSize("edges", edges.length);
 		int[] from = new int[edges.length];
 		int[] to = new int[edges.length];
 		int largest = -1;
@@ -90,13 +69,13 @@ public class PageRankService {
 			throw new IllegalArgumentException("a generated graph needs at least 2 nodes and edgesPerNode >= 0, not "
 					+ nodes + " nodes and edgesPerNode " + edgesPerNode);
 		}
-		this.limits.checkSize("edges", (long) nodes * edgesPerNode);
+		this.compute.limits().checkSize("edges", (long) nodes * edgesPerNode);
 		return rank(Graph.generate(nodes, edgesPerNode, seed), iterations, damping);
 	}
 
 	private float[] rank(Graph graph, int iterations, float damping) {
-		if (iterations < 1 || iterations > this.limits.maxIterations()) {
-			throw new IllegalArgumentException("iterations must be between 1 and " + this.limits.maxIterations()
+		if (iterations < 1 || iterations > this.compute.limits().maxIterations()) {
+			throw new IllegalArgumentException("iterations must be between 1 and " + this.compute.limits().maxIterations()
 					+ " (sample.max-iterations), not " + iterations);
 		}
 		if (!(damping > 0 && damping < 1)) {
@@ -105,28 +84,28 @@ public class PageRankService {
 		int n = graph.nodes();
 		float[] ranks = new float[n];
 		Arrays.fill(ranks, 1f / n);
-		try (GpuStream stream = this.backend.createStream();
-				MemoryScope scope = MemoryScope.open("pagerank", this.devicePool);
-				ReductionBuffer dangling = this.reductions.acquire(float.class, 1, ReductionOp.SUM)) {
+		try (GpuStream stream = this.compute.backend().createStream();
+				MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
+				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM)) {
 			ScopedBuffer rank = scope.allocate(float.class, n);
 			ScopedBuffer next = scope.allocate(float.class, n);
 			ScopedBuffer contribution = scope.allocate(float.class, n);
 			ScopedBuffer outDegree = scope.allocate(int.class, n);
 			ScopedBuffer rowStart = scope.allocate(int.class, n + 1);
 			ScopedBuffer sources = scope.allocate(int.class, Math.max(1, graph.sources().length));
-			try (Transfer upload = this.transfers.uploadAsync(stream,
+			try (Transfer upload = this.compute.transfers().uploadAsync(stream,
 					List.of(TransferPart.of(ranks, rank), TransferPart.of(graph.outDegree(), outDegree),
 							TransferPart.of(graph.rowStart(), rowStart), TransferPart.of(graph.sources(), sources)))) {
 				for (int i = 0; i < iterations; i++) {
 					stream.fill(dangling, 0, Float.BYTES, (byte) 0);
-					this.kernels.pageRankDangling(stream, rank, outDegree, n, dangling);
-					this.kernels.pageRankContribution(stream, rank, outDegree, contribution, n);
-					this.kernels.pageRankPull(stream, rowStart, sources, contribution, dangling, next, n, damping);
+					this.compute.kernels().pageRankDangling(stream, rank, outDegree, n, dangling);
+					this.compute.kernels().pageRankContribution(stream, rank, outDegree, contribution, n);
+					this.compute.kernels().pageRankPull(stream, rowStart, sources, contribution, dangling, next, n, damping);
 					ScopedBuffer swap = rank;
 					rank = next;
 					next = swap;
 				}
-				this.transfers.downloadAsync(stream, List.of(TransferPart.of(ranks, rank))).await();
+				this.compute.transfers().downloadAsync(stream, List.of(TransferPart.of(ranks, rank))).await();
 			}
 		}
 		return ranks;
@@ -136,7 +115,7 @@ public class PageRankService {
 		if (nodes <= 0) {
 			throw new IllegalArgumentException("a graph needs at least one node, not " + nodes);
 		}
-		this.limits.checkSize("nodes", nodes);
+		this.compute.limits().checkSize("nodes", nodes);
 	}
 
 }

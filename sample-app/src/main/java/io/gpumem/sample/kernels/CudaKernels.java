@@ -21,7 +21,10 @@ import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.stream.GpuStream;
 
-/** The kernels of {@code kernels/sample_kernels.ptx}, loaded with {@code cuModuleLoadData} and launched on the caller's stream. */
+/**
+ * The kernels of {@code kernels/sample_kernels.ptx}, loaded with {@code cuModuleLoadData} and launched on
+ * the caller's stream.
+ */
 public final class CudaKernels implements Kernels {
 
 	private static final int BLOCK = 256;

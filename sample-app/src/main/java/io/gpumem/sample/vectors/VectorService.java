@@ -5,19 +5,14 @@ import java.util.Locale;
 
 import org.springframework.stereotype.Service;
 
-import io.gpumem.backend.GpuBackend;
-import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.reduction.ReductionBuffer;
-import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.reduction.ReductionOp;
-import io.gpumem.sample.SampleProperties;
-import io.gpumem.sample.kernels.Kernels;
+import io.gpumem.sample.Compute;
 import io.gpumem.scope.MemoryScope;
 import io.gpumem.scope.ScopedBuffer;
 import io.gpumem.stream.GpuStream;
 import io.gpumem.transfer.Transfer;
 import io.gpumem.transfer.TransferPart;
-import io.gpumem.transfer.Transfers;
 
 /**
  * Vector operations on the device: inputs staged in through the pinned pool in one transfer, kernels on
@@ -26,38 +21,24 @@ import io.gpumem.transfer.Transfers;
 @Service
 public class VectorService {
 
-	private final GpuBackend backend;
+	private final Compute compute;
 
-	private final StratifiedMemoryPool devicePool;
-
-	private final Transfers transfers;
-
-	private final ReductionBufferCache reductions;
-
-	private final Kernels kernels;
-
-	private final SampleProperties limits;
-
-	public VectorService(GpuBackend backend, StratifiedMemoryPool devicePool, Transfers transfers,
-			ReductionBufferCache reductions, Kernels kernels, SampleProperties limits) {
-		this.backend = backend;
-		this.devicePool = devicePool;
-		this.transfers = transfers;
-		this.reductions = reductions;
-		this.kernels = kernels;
-		this.limits = limits;
+	public VectorService(Compute compute) {
+		this.compute = compute;
 	}
 
 	/** {@code a + b}, element-wise. */
 	public float[] add(float[] a, float[] b) {
 		int n = checkPair("a", a, "b", b);
-		return elementWise("add", a, b, (stream, x, y, out) -> this.kernels.add(stream, x, y, out, n));
+		return elementWise("add", a, b,
+				(stream, x, y, out) -> this.compute.kernels().add(stream, x, y, out, n));
 	}
 
 	/** {@code alpha · x + y}, element-wise, with one rounding. */
 	public float[] saxpy(float alpha, float[] x, float[] y) {
 		int n = checkPair("x", x, "y", y);
-		return elementWise("saxpy", x, y, (stream, xs, ys, out) -> this.kernels.saxpy(stream, alpha, xs, ys, out, n));
+		return elementWise("saxpy", x, y,
+				(stream, xs, ys, out) -> this.compute.kernels().saxpy(stream, alpha, xs, ys, out, n));
 	}
 
 	/**
@@ -67,12 +48,13 @@ public class VectorService {
 	public float reduce(String op, float[] values) {
 		ReductionOp reduction = parseOp(op);
 		int n = checkVector("values", values);
-		try (GpuStream stream = this.backend.createStream();
-				MemoryScope scope = MemoryScope.open("reduce", this.devicePool);
-				ReductionBuffer result = this.reductions.acquire(float.class, 1, reduction)) {
+		try (GpuStream stream = this.compute.backend().createStream();
+				MemoryScope scope = MemoryScope.open("reduce", this.compute.devicePool());
+				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction)) {
 			ScopedBuffer input = scope.allocate(float.class, n);
-			try (Transfer upload = this.transfers.uploadAsync(stream, List.of(TransferPart.of(values, input)))) {
-				this.kernels.reduce(stream, reduction, input, n, result);
+			try (Transfer upload = this.compute.transfers()
+				.uploadAsync(stream, List.of(TransferPart.of(values, input)))) {
+				this.compute.kernels().reduce(stream, reduction, input, n, result);
 				return result.readResult(0, stream).floatValue();
 			}
 		}
@@ -81,14 +63,15 @@ public class VectorService {
 	private float[] elementWise(String name, float[] left, float[] right, ElementWise kernel) {
 		int n = left.length;
 		float[] result = new float[n];
-		try (GpuStream stream = this.backend.createStream(); MemoryScope scope = MemoryScope.open(name, this.devicePool)) {
+		try (GpuStream stream = this.compute.backend().createStream();
+				MemoryScope scope = MemoryScope.open(name, this.compute.devicePool())) {
 			ScopedBuffer a = scope.allocate(float.class, n);
 			ScopedBuffer b = scope.allocate(float.class, n);
 			ScopedBuffer out = scope.allocate(float.class, n);
-			try (Transfer upload = this.transfers.uploadAsync(stream,
+			try (Transfer upload = this.compute.transfers().uploadAsync(stream,
 					List.of(TransferPart.of(left, a), TransferPart.of(right, b)))) {
 				kernel.enqueue(stream, a, b, out);
-				this.transfers.downloadAsync(stream, List.of(TransferPart.of(result, out))).await();
+				this.compute.transfers().downloadAsync(stream, List.of(TransferPart.of(result, out))).await();
 			}
 		}
 		return result;
@@ -108,7 +91,7 @@ public class VectorService {
 		if (values == null || values.length == 0) {
 			throw new IllegalArgumentException(name + " must be a non-empty array of numbers");
 		}
-		this.limits.checkSize(name, values.length);
+		this.compute.limits().checkSize(name, values.length);
 		return values.length;
 	}
 
