@@ -161,6 +161,34 @@ class SampleServiceHttpTest {
 	}
 
 	@Test
+	void operationsEndpointsAreExposedAndTrimsAreReadOnly() {
+		this.client.get()
+			.uri("/actuator/health/readiness")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.components.gpumem.status")
+			.isEqualTo("UP");
+		this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.value((scrape) -> assertThat(scrape).contains("gpumem_pool_memory_bytes{pool=\"device\"",
+					"gpumem_pool_requests_total{pool=\"reduction\""));
+		this.client.get().uri("/actuator/metrics/gpumem.pool.requests").exchange().expectStatus().isOk();
+		this.client.post()
+			.uri("/actuator/gpumem")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body("{}")
+			.exchange()
+			.expectStatus()
+			.isEqualTo(405);
+	}
+
+	@Test
 	void eightConcurrentClientsAllGetRightAnswersAndTheBooksBalance() throws Exception {
 		ExecutorService clients = Executors.newFixedThreadPool(8);
 		List<Future<Integer>> results = new ArrayList<>();
