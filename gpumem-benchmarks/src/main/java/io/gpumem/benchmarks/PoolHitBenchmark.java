@@ -3,6 +3,8 @@ package io.gpumem.benchmarks;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
 import org.openjdk.jmh.annotations.Benchmark;
 import org.openjdk.jmh.annotations.BenchmarkMode;
 import org.openjdk.jmh.annotations.Fork;
@@ -27,9 +29,11 @@ import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
- * One acquire and release of a buffer: gpumem's pool hit, against allocating and freeing straight from
- * the host backend, and against a single shared lock-free free list. Run with {@code -t 1} and
- * {@code -t 2} to see the cost per operation as threads are added.
+ * One acquire and release of a buffer: gpumem's pool hit, against Netty's pooled direct buffers (with
+ * its default settings, which cache per thread only for Netty's own threads, and with its thread cache
+ * on for every thread), allocating and freeing straight from the host backend, and a single shared
+ * lock-free free list. Run with {@code -t 1} and {@code -t 2} to see the cost per operation as threads
+ * are added.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -51,11 +55,20 @@ public class PoolHitBenchmark {
 
 	private final AtomicReference<Node> sharedList = new AtomicReference<>();
 
+	private PooledByteBufAllocator nettyDefault;
+
+	private PooledByteBufAllocator nettyThreadCache;
+
 	@Setup(Level.Trial)
 	public void setUp() {
 		this.backend = new HostBackend(8L << 30).allocator(MemoryKind.DEVICE);
 		this.pool = new StratifiedMemoryPool(this.backend,
 				PoolConfig.builder("bench").leakDetection(this.leakDetection).maxCachedBytes(4L << 30).build());
+		this.nettyDefault = new PooledByteBufAllocator(true);
+		this.nettyThreadCache = new PooledByteBufAllocator(true, PooledByteBufAllocator.defaultNumHeapArena(),
+				PooledByteBufAllocator.defaultNumDirectArena(), PooledByteBufAllocator.defaultPageSize(),
+				PooledByteBufAllocator.defaultMaxOrder(), PooledByteBufAllocator.defaultSmallCacheSize(),
+				PooledByteBufAllocator.defaultNormalCacheSize(), true);
 		for (int i = 0; i < 8; i++) {
 			this.sharedList.set(new Node(this.backend.allocate(this.size), this.sharedList.get()));
 		}
@@ -71,6 +84,23 @@ public class PoolHitBenchmark {
 		PooledBuffer buffer = this.pool.acquire(this.size);
 		long capacity = buffer.size();
 		buffer.close();
+		return capacity;
+	}
+
+	@Benchmark
+	public int nettyPooledDefault() {
+		return allocateRelease(this.nettyDefault);
+	}
+
+	@Benchmark
+	public int nettyPooledThreadCache() {
+		return allocateRelease(this.nettyThreadCache);
+	}
+
+	private int allocateRelease(PooledByteBufAllocator allocator) {
+		ByteBuf buffer = allocator.directBuffer(this.size, this.size);
+		int capacity = buffer.capacity();
+		buffer.release();
 		return capacity;
 	}
 
