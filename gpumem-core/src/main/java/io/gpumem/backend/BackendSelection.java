@@ -57,18 +57,19 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes,
 			long hostPinnedCapacityBytes, Supplier<? extends CudaDriver> driver) {
 		Objects.requireNonNull(type, "backend type");
+		Supplier<? extends CudaDriver> loader = (driver != null) ? driver : CudaProbe::jcuda;
 		BackendSelection selection = switch (type) {
 			case HOST -> host(hostCapacityBytes, hostPinnedCapacityBytes, "the host backend was configured", null);
 			case CUDA -> {
-				CudaProbeResult probe = probe(device, driver);
+				CudaProbeResult probe = CudaProbe.probe(device, loader);
 				if (!probe.usable()) {
 					throw new CudaUnavailableException(probe);
 				}
-				yield cuda(device, driver, probe, "the CUDA backend was configured: " + probe.reason());
+				yield cuda(device, loader, probe, "the CUDA backend was configured: " + probe.reason());
 			}
 			case AUTO -> {
-				CudaProbeResult probe = probe(device, driver);
-				yield probe.usable() ? cuda(device, driver, probe, "a usable CUDA device was found: " + probe.reason())
+				CudaProbeResult probe = CudaProbe.probe(device, loader);
+				yield probe.usable() ? cuda(device, loader, probe, "a usable CUDA device was found: " + probe.reason())
 						: host(hostCapacityBytes, hostPinnedCapacityBytes, "no usable CUDA device: " + probe.reason(),
 								probe);
 			}
@@ -77,14 +78,10 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 		return selection;
 	}
 
-	private static CudaProbeResult probe(int device, Supplier<? extends CudaDriver> driver) {
-		return (driver != null) ? CudaProbe.probe(device, driver) : CudaProbe.probe(device);
-	}
-
-	private static BackendSelection cuda(int device, Supplier<? extends CudaDriver> driver, CudaProbeResult probe,
+	/** Opens the device the probe found usable, through the same driver, without probing again. */
+	private static BackendSelection cuda(int device, Supplier<? extends CudaDriver> loader, CudaProbeResult probe,
 			String reason) {
-		CudaBackend backend = (driver != null) ? CudaBackend.open(driver.get(), device) : CudaBackend.open(device);
-		return new BackendSelection(backend, reason, probe);
+		return new BackendSelection(CudaBackend.open(loader.get(), device), reason, probe);
 	}
 
 	private static BackendSelection host(long capacityBytes, long pinnedCapacityBytes, String reason,

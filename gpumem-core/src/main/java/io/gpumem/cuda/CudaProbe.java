@@ -42,10 +42,10 @@ public final class CudaProbe {
 	}
 
 	/**
-	 * The JCuda driver, loading JCuda's natives on first use.
+	 * The driver through JCuda, loading JCuda's natives on first use.
 	 * @throws CudaUnavailableException if JCuda or the CUDA driver library cannot be loaded
 	 */
-	static CudaDriver jcuda() {
+	public static CudaDriver jcuda() {
 		JCudaLoader.Outcome outcome = JCudaLoader.OUTCOME;
 		if (outcome.driver() == null) {
 			throw new CudaUnavailableException(CudaProbeResult.unusable(0, outcome.failure()));
