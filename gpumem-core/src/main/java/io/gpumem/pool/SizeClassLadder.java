@@ -21,8 +21,14 @@ public final class SizeClassLadder {
 
 	private final long[] sizes;
 
-	/** For each ceil(log2(request)), the first class at least as large as the smallest such request. */
-	private final int[] firstClassByLog2 = new int[65];
+	/** Bits of a request below its leading one that pick its sub-range: 16 sub-ranges per power of two. */
+	private static final int SUB_BITS = 4;
+
+	/**
+	 * For each sub-range of request sizes ({@link #keyOf}), the first class at least as large as the
+	 * smallest request in it: a lookup lands on the request's class or at most a step or two below it.
+	 */
+	private final int[] firstClassByKey = new int[keyOf(Long.MAX_VALUE) + 1];
 
 	private SizeClassLadder(long[] sizes) {
 		if (sizes.length == 0) {
@@ -38,10 +44,9 @@ public final class SizeClassLadder {
 			}
 		}
 		this.sizes = sizes;
-		for (int log2 = 0; log2 < this.firstClassByLog2.length; log2++) {
-			long smallestRequest = (log2 == 0) ? 1 : (1L << (log2 - 1)) + 1;
-			int index = Arrays.binarySearch(sizes, smallestRequest);
-			this.firstClassByLog2[log2] = (index >= 0) ? index : -index - 1;
+		for (int key = 0; key < this.firstClassByKey.length; key++) {
+			int index = Arrays.binarySearch(sizes, smallestOf(key) + 1);
+			this.firstClassByKey[key] = (index >= 0) ? index : -index - 1;
 		}
 	}
 
@@ -98,11 +103,32 @@ public final class SizeClassLadder {
 
 	/** Index of the smallest class holding {@code bytes} (positive), or -1 if it is above the largest. */
 	public int indexOf(long bytes) {
-		int index = this.firstClassByLog2[64 - Long.numberOfLeadingZeros(bytes - 1)];
+		int index = this.firstClassByKey[keyOf(bytes - 1)];
 		while (index < this.sizes.length && this.sizes[index] < bytes) {
 			index++;
 		}
 		return (index < this.sizes.length) ? index : -1;
+	}
+
+	/**
+	 * The sub-range of {@code value} (a request size less one, at least 0): its position of the leading
+	 * one and the {@value #SUB_BITS} bits below it, ascending with the value.
+	 */
+	private static int keyOf(long value) {
+		if (value < (1 << SUB_BITS)) {
+			return (int) value;
+		}
+		int top = 63 - Long.numberOfLeadingZeros(value);
+		return ((top - SUB_BITS + 1) << SUB_BITS) | (int) ((value >>> (top - SUB_BITS)) & ((1 << SUB_BITS) - 1));
+	}
+
+	/** The smallest value of a sub-range of {@link #keyOf}. */
+	private static long smallestOf(int key) {
+		if (key < (1 << SUB_BITS)) {
+			return key;
+		}
+		int top = (key >>> SUB_BITS) + SUB_BITS - 1;
+		return (1L << top) | ((long) (key & ((1 << SUB_BITS) - 1)) << (top - SUB_BITS));
 	}
 
 	/** Index of the class of exactly {@code size} bytes, or -1 if there is none. */

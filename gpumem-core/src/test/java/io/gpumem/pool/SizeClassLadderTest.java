@@ -26,6 +26,11 @@ class SizeClassLadderTest {
 				}
 				assertThat(ladder.indexOf(request)).as("class of %d in %s", request, ladder).isEqualTo(expected);
 			}
+			for (int c = 0; c < sizes.length; c++) {
+				assertThat(ladder.indexOf(sizes[c])).as("class of its own size %d", sizes[c]).isEqualTo(c);
+				assertThat(ladder.indexOf(sizes[c] + 1)).as("class of %d", sizes[c] + 1)
+					.isEqualTo((c + 1 < sizes.length) ? c + 1 : -1);
+			}
 		}
 	}
 
