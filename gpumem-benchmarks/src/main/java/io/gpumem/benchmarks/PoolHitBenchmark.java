@@ -18,6 +18,7 @@ import org.openjdk.jmh.annotations.Setup;
 import org.openjdk.jmh.annotations.State;
 import org.openjdk.jmh.annotations.TearDown;
 import org.openjdk.jmh.annotations.Warmup;
+import org.openjdk.jmh.infra.Blackhole;
 
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
@@ -85,6 +86,14 @@ public class PoolHitBenchmark {
 		long capacity = buffer.size();
 		buffer.close();
 		return capacity;
+	}
+
+	/** The same, with the buffer handed to a black hole, as a real caller's would escape its method. */
+	@Benchmark
+	public void gpumemPoolHitEscaping(Blackhole blackhole) {
+		PooledBuffer buffer = this.pool.acquire(this.size);
+		blackhole.consume(buffer);
+		buffer.close();
 	}
 
 	@Benchmark

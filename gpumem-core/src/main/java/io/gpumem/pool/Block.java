@@ -28,6 +28,9 @@ final class Block {
 
 	final long size;
 
+	/** The block's id in its pool's {@link BlockTable}; set once when the pool enters it. */
+	int id;
+
 	/** The pool's clock when the block was last cached: its place in least-recently-used order. */
 	long stamp;
 
@@ -38,6 +41,13 @@ final class Block {
 		this.allocation = allocation;
 		this.classIndex = classIndex;
 		this.size = allocation.size();
+	}
+
+	/** Stops watching the buffer that lent this block for leaks, as it is closed; writes only if it was watched. */
+	void unwatch() {
+		if (this.leak != null) {
+			this.leak = null;
+		}
 	}
 
 	/**

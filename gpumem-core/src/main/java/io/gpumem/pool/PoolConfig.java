@@ -29,6 +29,10 @@ public final class PoolConfig {
 
 	private final int stripes;
 
+	private final int threadCacheBuffers;
+
+	private final long threadCacheBytes;
+
 	private PoolConfig(Builder builder) {
 		this.name = builder.name;
 		this.sizeClasses = builder.sizeClasses;
@@ -39,6 +43,8 @@ public final class PoolConfig {
 		this.oomRetries = builder.oomRetries;
 		this.leakDetection = builder.leakDetection;
 		this.stripes = builder.stripes;
+		this.threadCacheBuffers = builder.threadCacheBuffers;
+		this.threadCacheBytes = builder.threadCacheBytes;
 		for (Long size : this.warm.keySet()) {
 			requireClass("warm", size);
 		}
@@ -92,6 +98,16 @@ public final class PoolConfig {
 		return this.stripes;
 	}
 
+	/** Buffers each thread keeps cached per class; 0 when thread caches are off. */
+	public int threadCacheBuffers() {
+		return this.threadCacheBuffers;
+	}
+
+	/** Bytes each thread keeps cached at most in all classes together. */
+	public long threadCacheBytes() {
+		return this.threadCacheBytes;
+	}
+
 	private void requireClass(String setting, long size) {
 		if (this.sizeClasses.exactIndexOf(size) < 0) {
 			throw new IllegalArgumentException(setting + " names " + size + " bytes, which is not a size class of pool '"
@@ -119,6 +135,10 @@ public final class PoolConfig {
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
 		private int stripes = defaultStripes();
+
+		private int threadCacheBuffers = 16;
+
+		private long threadCacheBytes = 1L << 20;
 
 		private Builder(String name) {
 			if (name == null || name.isBlank()) {
@@ -204,6 +224,25 @@ public final class PoolConfig {
 				throw new IllegalArgumentException("stripes must lie in [1, 65536]: " + stripes);
 			}
 			this.stripes = (stripes == 1) ? 1 : Integer.highestOneBit(stripes - 1) << 1;
+			return this;
+		}
+
+		/**
+		 * Lets each thread keep up to {@code buffersPerClass} closed buffers of each class, {@code maxBytes}
+		 * in all, to lend again without a lock (Netty's thread caches); 0 buffers turns thread caches off.
+		 * A trim releases what the trimming thread and ended threads cached at once; other threads hand
+		 * their cached buffers back to the shared lists at their next acquire or release, so up to
+		 * {@code maxBytes} per idle thread stay cached until then.
+		 */
+		public Builder threadCache(int buffersPerClass, long maxBytes) {
+			if (buffersPerClass < 0 || buffersPerClass > 4096) {
+				throw new IllegalArgumentException("thread cache buffers per class must lie in [0, 4096]: " + buffersPerClass);
+			}
+			if (maxBytes < 0) {
+				throw new IllegalArgumentException("thread cache size must not be negative: " + maxBytes + " bytes");
+			}
+			this.threadCacheBuffers = buffersPerClass;
+			this.threadCacheBytes = maxBytes;
 			return this;
 		}
 

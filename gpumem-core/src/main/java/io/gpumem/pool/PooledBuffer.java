@@ -1,7 +1,5 @@
 package io.gpumem.pool;
 
-import java.lang.invoke.MethodHandles;
-import java.lang.invoke.VarHandle;
 import java.lang.ref.Reference;
 
 import io.gpumem.buffer.GpuBuffer;
@@ -13,30 +11,23 @@ import io.gpumem.stream.GpuStream;
 /** A buffer lent by a {@link StratifiedMemoryPool}; closing it gives its block back to the pool. */
 public final class PooledBuffer extends GpuBuffer {
 
-	private static final VarHandle BLOCK;
-
-	static {
-		try {
-			BLOCK = MethodHandles.lookup().findVarHandle(PooledBuffer.class, "block", Block.class);
-		}
-		catch (ReflectiveOperationException ex) {
-			throw new ExceptionInInitializerError(ex);
-		}
-	}
-
 	private final StratifiedMemoryPool pool;
 
 	private final long size;
 
 	private final MemoryKind kind;
 
+	/** The cache the block was lent from, if any. */
+	private final ThreadCache origin;
+
 	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
 	private Block block;
 
-	PooledBuffer(StratifiedMemoryPool pool, Block block, long size) {
+	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, ThreadCache origin) {
 		this.pool = pool;
 		this.size = size;
 		this.kind = block.allocation.kind();
+		this.origin = origin;
 		this.block = block;
 	}
 
@@ -65,12 +56,19 @@ public final class PooledBuffer extends GpuBuffer {
 		return this.block == null;
 	}
 
+	/**
+	 * {@inheritDoc}
+	 * <p>
+	 * Like every other use, close from one thread at a time: two threads closing the same buffer at once
+	 * is a data race.
+	 */
 	@Override
 	public void close() {
-		Block released = (Block) BLOCK.getAndSet(this, null);
+		Block released = this.block;
 		if (released != null) {
-			released.leak = null;
-			this.pool.release(released);
+			this.block = null;
+			released.unwatch();
+			this.pool.release(released, this.origin);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -85,14 +83,10 @@ public final class PooledBuffer extends GpuBuffer {
 			return;
 		}
 		GpuEvent event = stream.record();
-		Block released = (Block) BLOCK.getAndSet(this, null);
-		if (released != null) {
-			released.leak = null;
-			this.pool.releaseAfter(released, event);
-		}
-		else {
-			event.close();
-		}
+		Block released = this.block;
+		this.block = null;
+		released.unwatch();
+		this.pool.releaseAfter(released, event);
 		Reference.reachabilityFence(this);
 	}
 

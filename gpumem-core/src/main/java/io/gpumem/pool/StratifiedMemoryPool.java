@@ -6,8 +6,6 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
 import java.util.Queue;
-import java.util.Set;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
@@ -27,10 +25,11 @@ import io.gpumem.stream.GpuStream;
  * A pool of buffers in size classes over any {@link MemoryAllocator}: requests round up to a class and
  * are served from that class's free list when it holds a buffer, from the allocator otherwise.
  * <p>
- * <b>Hit path.</b> Free lists are striped: a thread works on a stripe of its own (see {@link StripeIndex}),
- * behind a lock no other request thread normally takes, so an acquire and a release cost one uncontended
- * compare-and-set each, on one thread or many. A thread that finds its stripe empty takes a buffer
- * from another stripe before allocating.
+ * <b>Hit path.</b> Each thread keeps a few closed buffers per class in a cache of its own
+ * ({@link PoolConfig.Builder#threadCache}), which it reads and changes with no lock and no atomic
+ * operation. Behind the thread caches, the shared free lists are striped: a thread works on a stripe of
+ * its own (see {@link StripeIndex}), behind a lock no other request thread normally takes, and takes a
+ * buffer from another stripe before allocating. Virtual threads use the stripes only.
  * <p>
  * <b>Caps.</b> At most {@code maxCachedBuffers} per class and {@code maxCachedBytes} in all are kept
  * cached; a buffer closed beyond them goes back to the allocator. While the pool reserves no more than
@@ -53,6 +52,9 @@ import io.gpumem.stream.GpuStream;
  * <p>
  * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, least recently used first, down to a
  * byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
+ * A trim reaches the shared lists, the trimming thread's cache and the caches of threads that have
+ * ended; it moves the pool's epoch on, and every other thread hands its cache back to the shared lists
+ * at its next acquire or release.
  * Recency is kept by a clock that ticks on every slow path and every maintenance run, so buffers cached
  * between two ticks are ordered by stack position, not by time.
  */
@@ -60,7 +62,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
 
-	private static final long LEAK_CHECK_PERIOD_NANOS = 1_000_000_000L;
+	private static final long MAINTENANCE_PERIOD_NANOS = 1_000_000_000L;
+
+	private static final long AFTER_CLOSE_PERIOD_NANOS = 100_000_000L;
 
 	private final String name;
 
@@ -81,6 +85,18 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private final Stripe[] stripes;
 
 	private final int stripeMask;
+
+	private final int threadCacheBuffers;
+
+	private final long threadCacheBytes;
+
+	private final ThreadLocal<ThreadCache> threadCache = ThreadLocal.withInitial(this::newThreadCache);
+
+	/** The caches of the threads that used this pool and were alive when last looked at. */
+	private final List<ThreadCache> threadCaches = new CopyOnWriteArrayList<>();
+
+	/** Requests, hits and returns per class counted by the caches of threads that have ended; guarded by trimLock. */
+	private final long[] endedThreadCounts;
 
 	private final AtomicLongArray reservedBuffers;
 
@@ -104,8 +120,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private final LongAdder leakedBuffers = new LongAdder();
 
-	/** Every block the pool holds from its allocator; keeps lent blocks, and so their leak watchers, reachable. */
-	private final Set<Block> blocks = ConcurrentHashMap.newKeySet();
+	private final BlockTable blocks = new BlockTable();
 
 	private final ReferenceQueue<PooledBuffer> leaks = new ReferenceQueue<>();
 
@@ -121,6 +136,11 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private volatile long clock = System.nanoTime();
 
 	private volatile boolean closed;
+
+	/** Moved on by trims and close: a thread cache whose epoch is behind flushes before it is used again. */
+	private volatile int epoch;
+
+	private volatile ScheduledFuture<?> afterClose;
 
 	/**
 	 * A pool lending memory of {@code allocator}, warmed as the configuration says.
@@ -144,6 +164,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			this.stripes[i] = new Stripe(classes);
 		}
 		this.stripeMask = this.stripes.length - 1;
+		this.threadCacheBuffers = config.threadCacheBuffers();
+		this.threadCacheBytes = config.threadCacheBytes();
+		this.endedThreadCounts = new long[3 * classes];
 		this.reservedBuffers = new AtomicLongArray(classes);
 		this.misses = new AtomicLongArray(classes);
 		try {
@@ -192,29 +215,30 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (bytes <= 0) {
 			throw new IllegalArgumentException("buffer size must be positive: " + bytes);
 		}
-		checkOpen();
 		int classIndex = this.ladder.indexOf(bytes);
 		if (classIndex < 0) {
-			return lend(acquireLarge(bytes), bytes);
+			checkOpen();
+			return lend(acquireLarge(bytes), bytes, null);
 		}
-		int home = homeStripe();
-		Stripe stripe = this.stripes[home];
+		ThreadCache cache = this.threadCache.get();
+		if (cache == null) {
+			checkOpen();
+			return lend(acquireShared(classIndex, true), bytes, null);
+		}
+		if (cache.epoch != this.epoch) {
+			flush(cache);
+			checkOpen();
+		}
+		int id = cache.poll(classIndex);
 		Block block;
-		stripe.lockHome();
-		try {
-			stripe.countRequest(classIndex);
-			block = stripe.pop(classIndex);
-			if (block != null) {
-				stripe.countHit(classIndex);
-			}
+		if (id >= 0) {
+			block = this.blocks.get(id);
+			cache.lent(block.size);
 		}
-		finally {
-			stripe.unlock();
+		else {
+			block = acquireShared(classIndex, false);
 		}
-		if (block == null) {
-			block = acquireMissing(classIndex, home);
-		}
-		return lend(block, bytes);
+		return lend(block, bytes, cache);
 	}
 
 	/**
@@ -271,12 +295,22 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		checkOpen();
 		reclaimLeaks();
 		drainPending();
+		ThreadCache own = this.threadCache.get();
+		if (own != null) {
+			flush(own);
+		}
 		long released = 0;
 		synchronized (this.trimLock) {
+			this.epoch++;
+			reclaimEndedThreads();
 			tick();
 			long excess;
 			for (int pass = 0; pass < 4 && (excess = cachedBytes() - keepBytes) > 0; pass++) {
-				released += releaseOldest(excess);
+				long freed = releaseOldest(excess);
+				if (freed == 0) {
+					break;
+				}
+				released += freed;
 			}
 		}
 		return released;
@@ -292,6 +326,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			return 0;
 		}
 		synchronized (this.trimLock) {
+			this.epoch++;
+			reclaimEndedThreads();
 			long cutoff = tick() - this.idleTrimNanos;
 			List<Block> released = new ArrayList<>();
 			for (Stripe stripe : this.stripes) {
@@ -321,6 +357,22 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		long[] hits = new long[classes];
 		long[] returns = new long[classes];
 		long[] cached = new long[classes];
+		synchronized (this.trimLock) {
+			reclaimEndedThreads();
+			for (int c = 0; c < classes; c++) {
+				requests[c] = this.endedThreadCounts[3 * c];
+				hits[c] = this.endedThreadCounts[3 * c + 1];
+				returns[c] = this.endedThreadCounts[3 * c + 2];
+			}
+			for (ThreadCache cache : this.threadCaches) {
+				for (int c = 0; c < classes; c++) {
+					requests[c] += cache.requests(c);
+					hits[c] += cache.hits(c);
+					returns[c] += cache.returns(c);
+					cached[c] += cache.cached(c);
+				}
+			}
+		}
 		for (Stripe stripe : this.stripes) {
 			stripe.lock();
 			try {
@@ -363,12 +415,12 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				this.trimmedBytes.get(), this.allocationFailures.sum(), this.leakedBuffers.sum(), rows);
 	}
 
-	/** Bytes cached in all classes; exact when no thread is acquiring or releasing. */
+	/** Bytes cached in all classes, thread caches included; exact when no thread is acquiring or releasing. */
 	@Override
 	public long cachedBytes() {
-		long bytes = 0;
-		for (Stripe stripe : this.stripes) {
-			bytes += stripe.cachedBytes;
+		long bytes = sharedCachedBytes();
+		for (ThreadCache cache : this.threadCaches) {
+			bytes += cache.cachedBytes();
 		}
 		return bytes;
 	}
@@ -390,6 +442,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				return;
 			}
 			this.closed = true;
+			this.epoch++;
 		}
 		if (this.maintenance != null) {
 			this.maintenance.cancel(false);
@@ -397,7 +450,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		reclaimLeaks();
 		for (PendingRelease release; (release = this.pending.poll()) != null;) {
 			release.event.close();
-			release(release.block);
+			release(release.block, null);
 		}
 		List<Block> cached = new ArrayList<>();
 		for (Stripe stripe : this.stripes) {
@@ -414,10 +467,27 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			}
 		}
 		cached.forEach(this::free);
-		long inUse = this.reservedBytes.get();
+		ThreadCache own = this.threadCache.get();
+		if (own != null) {
+			flush(own);
+		}
+		long inThreadCaches;
+		synchronized (this.trimLock) {
+			reclaimEndedThreads();
+			inThreadCaches = cachedBytes();
+		}
+		if (inThreadCaches > 0) {
+			this.afterClose = Maintenance.schedule(this::reclaimAfterClose, AFTER_CLOSE_PERIOD_NANOS);
+		}
+		long inUse = this.reservedBytes.get() - inThreadCaches;
 		if (inUse > 0) {
 			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
 					+ "the allocator as its buffers are closed", this.name, ByteSizes.format(inUse));
+		}
+		if (inThreadCaches > 0) {
+			LOGGER.log(System.Logger.Level.DEBUG, "Pool ''{0}'' closed with {1} in the caches of running threads; "
+					+ "it goes back to the allocator when those threads next use the pool or end", this.name,
+					ByteSizes.format(inThreadCaches));
 		}
 	}
 
@@ -432,8 +502,12 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				+ ByteSizes.format(this.ladder.largest()) + "]";
 	}
 
-	/** Called by {@link PooledBuffer#close()}. */
-	void release(Block block) {
+	/**
+	 * Called by {@link PooledBuffer#close()}: caches the block in the calling thread's cache, or in the
+	 * shared lists when that is full, as far as the caps allow. {@code origin} is the cache the block was
+	 * lent from, which spares a thread-local lookup when the lending thread also closes.
+	 */
+	void release(Block block, ThreadCache origin) {
 		int classIndex = block.classIndex;
 		if (classIndex < 0) {
 			this.largeReturns.increment();
@@ -442,12 +516,27 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			free(block);
 			return;
 		}
+		ThreadCache cache = (origin != null && origin.owner == Thread.currentThread()) ? origin : this.threadCache.get();
+		if (cache != null && cache.epoch != this.epoch && flush(cache)) {
+			cache.countReturn(classIndex);
+			free(block);
+			return;
+		}
+		boolean withinCaps = this.reservedBuffers.get(classIndex) <= this.maxCachedBuffers[classIndex]
+				&& this.reservedBytes.get() <= this.maxCachedBytes;
+		if (cache != null) {
+			block.stamp = this.clock;
+			if (cache.offer(block, withinCaps)) {
+				return;
+			}
+		}
 		Stripe stripe = this.stripes[homeStripe()];
 		stripe.lockHome();
 		try {
-			stripe.countReturn(classIndex);
-			if (!this.closed && this.reservedBuffers.get(classIndex) <= this.maxCachedBuffers[classIndex]
-					&& this.reservedBytes.get() <= this.maxCachedBytes) {
+			if (cache == null) {
+				stripe.countReturn(classIndex);
+			}
+			if (withinCaps && !this.closed) {
 				stripe.push(block, this.clock);
 				return;
 			}
@@ -458,11 +547,12 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		releaseBeyondCaps(block, stripe);
 	}
 
+
 	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
 	void releaseAfter(Block block, GpuEvent event) {
 		if (event.isComplete()) {
 			event.close();
-			release(block);
+			release(block, null);
 		}
 		else {
 			this.pending.add(new PendingRelease(block, event));
@@ -476,14 +566,139 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return now;
 	}
 
-	private PooledBuffer lend(Block block, long bytes) {
-		PooledBuffer buffer = new PooledBuffer(this, block, bytes);
-		if (this.leakDetection != LeakDetection.DISABLED) {
-			Throwable site = (this.leakDetection == LeakDetection.PARANOID)
-					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
-			block.leak = new Block.Leak(buffer, block, this.leaks, site);
+	/**
+	 * Wraps a block in a buffer for its user, watched for leaks: at level {@code paranoid} always, at
+	 * {@code simple} one acquire in {@value ThreadCache#LEAK_SAMPLING_INTERVAL} per thread and every
+	 * buffer lent without a thread cache.
+	 */
+	private PooledBuffer lend(Block block, long bytes, ThreadCache cache) {
+		PooledBuffer buffer = new PooledBuffer(this, block, bytes, cache);
+		if (this.leakDetection != LeakDetection.DISABLED
+				&& (this.leakDetection == LeakDetection.PARANOID || cache == null || cache.sampleLeak())) {
+			watch(buffer, block, bytes);
 		}
 		return buffer;
+	}
+
+	private void watch(PooledBuffer buffer, Block block, long bytes) {
+		Throwable site = (this.leakDetection == LeakDetection.PARANOID)
+				? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
+		block.leak = new Block.Leak(buffer, block, this.leaks, site);
+	}
+
+	/** Takes a block of the class from the shared lists, the calling thread's stripe first, or allocates one. */
+	private Block acquireShared(int classIndex, boolean countRequest) {
+		int home = homeStripe();
+		Stripe stripe = this.stripes[home];
+		Block block;
+		stripe.lockHome();
+		try {
+			if (countRequest) {
+				stripe.countRequest(classIndex);
+			}
+			block = stripe.pop(classIndex);
+			if (block != null) {
+				stripe.countHit(classIndex);
+			}
+		}
+		finally {
+			stripe.unlock();
+		}
+		return (block != null) ? block : acquireMissing(classIndex, home);
+	}
+
+	/** The calling thread's new cache, or null where threads get none: thread caches off, or a virtual thread. */
+	private ThreadCache newThreadCache() {
+		Thread thread = Thread.currentThread();
+		if (this.threadCacheBuffers == 0 || VirtualThreads.isVirtual(thread)) {
+			return null;
+		}
+		int current = this.epoch;
+		ThreadCache cache = new ThreadCache(thread, this.ladder.count(), this.threadCacheBuffers,
+				this.threadCacheBytes, this.closed ? current - 1 : current);
+		this.threadCaches.add(cache);
+		return cache;
+	}
+
+	/**
+	 * Hands the blocks of the calling thread's cache back to the shared lists, or to the allocator once
+	 * the pool is closed, and brings the cache up to the pool's epoch.
+	 * @return whether the pool is closed
+	 */
+	private boolean flush(ThreadCache cache) {
+		int current = this.epoch;
+		boolean wasClosed = this.closed;
+		List<Block> flushed = new ArrayList<>();
+		cache.drain(id -> flushed.add(this.blocks.get(id)));
+		cache.epoch = wasClosed ? current - 1 : current;
+		if (!wasClosed && !flushed.isEmpty()) {
+			Stripe stripe = this.stripes[homeStripe()];
+			stripe.lock();
+			try {
+				if (!this.closed) {
+					flushed.forEach(block -> stripe.push(block, block.stamp));
+					return false;
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		flushed.forEach(this::free);
+		return this.closed;
+	}
+
+	/**
+	 * Takes over the caches of threads that have ended: their blocks go to the shared lists (to the
+	 * allocator once the pool is closed) and their counts to the pool's. Called holding trimLock.
+	 */
+	private void reclaimEndedThreads() {
+		for (ThreadCache cache : this.threadCaches) {
+			if (cache.owner.isAlive()) {
+				continue;
+			}
+			this.threadCaches.remove(cache);
+			for (int c = 0; c < this.ladder.count(); c++) {
+				this.endedThreadCounts[3 * c] += cache.requests(c);
+				this.endedThreadCounts[3 * c + 1] += cache.hits(c);
+				this.endedThreadCounts[3 * c + 2] += cache.returns(c);
+			}
+			List<Block> ended = new ArrayList<>();
+			cache.drain(id -> ended.add(this.blocks.get(id)));
+			for (Block block : ended) {
+				if (this.closed) {
+					free(block);
+				}
+				else {
+					Stripe stripe = this.stripes[block.classIndex & this.stripeMask];
+					stripe.lock();
+					try {
+						stripe.push(block, block.stamp);
+					}
+					finally {
+						stripe.unlock();
+					}
+				}
+			}
+		}
+	}
+
+	/** After close: frees what running threads still cached as they end, until nothing is left. */
+	private void reclaimAfterClose() {
+		synchronized (this.trimLock) {
+			reclaimEndedThreads();
+			if (cachedBytes() == 0 && this.afterClose != null) {
+				this.afterClose.cancel(false);
+			}
+		}
+	}
+
+	private long sharedCachedBytes() {
+		long bytes = 0;
+		for (Stripe stripe : this.stripes) {
+			bytes += stripe.cachedBytes;
+		}
+		return bytes;
 	}
 
 	private Block acquireMissing(int classIndex, int home) {
@@ -580,7 +795,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			PendingRelease release = it.next();
 			if (release.event.isComplete() && this.pending.remove(release)) {
 				release.event.close();
-				release(release.block);
+				release(release.block, null);
 				released++;
 			}
 		}
@@ -590,7 +805,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private Block reserve(int classIndex, long size) {
 		Allocation allocation = this.allocator.allocate(size);
 		Block block = new Block(allocation, classIndex);
-		this.blocks.add(block);
+		block.id = this.blocks.add(block);
 		if (classIndex >= 0) {
 			this.reservedBuffers.incrementAndGet(classIndex);
 		}
@@ -599,7 +814,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	private void free(Block block) {
-		this.blocks.remove(block);
+		this.blocks.remove(block.id);
 		if (block.classIndex >= 0) {
 			this.reservedBuffers.decrementAndGet(block.classIndex);
 		}
@@ -708,7 +923,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 					+ "' became unreachable without close(); its memory was reclaimed."
 					+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : "");
 			LOGGER.log(System.Logger.Level.WARNING, message, leak.site);
-			release(block);
+			release(block, null);
 		}
 	}
 
@@ -717,6 +932,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			tick();
 			reclaimLeaks();
 			drainPending();
+			synchronized (this.trimLock) {
+				reclaimEndedThreads();
+			}
 			trimIdle();
 		}
 		catch (RuntimeException ex) {
@@ -729,8 +947,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (this.idleTrimNanos > 0) {
 			period = Math.max(1_000_000L, this.idleTrimNanos / 4);
 		}
-		if (this.leakDetection != LeakDetection.DISABLED) {
-			period = (period == 0) ? LEAK_CHECK_PERIOD_NANOS : Math.min(period, LEAK_CHECK_PERIOD_NANOS);
+		if (this.leakDetection != LeakDetection.DISABLED || this.threadCacheBuffers > 0) {
+			period = (period == 0) ? MAINTENANCE_PERIOD_NANOS : Math.min(period, MAINTENANCE_PERIOD_NANOS);
 		}
 		return period;
 	}

@@ -3,6 +3,7 @@ package io.gpumem.pool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -76,7 +77,12 @@ class PoolStressTest {
 					.maxCachedBuffers(1024, 16)
 					.maxCachedBytes(8L << 20)
 					.build());
-		ExecutorService executor = Executors.newFixedThreadPool(THREADS + 1);
+		List<Thread> threads = new CopyOnWriteArrayList<>();
+		ExecutorService executor = Executors.newFixedThreadPool(THREADS + 1, task -> {
+			Thread thread = new Thread(task);
+			threads.add(thread);
+			return thread;
+		});
 		AtomicBoolean running = new AtomicBoolean(true);
 		AtomicLong failures = new AtomicLong();
 		CountDownLatch start = new CountDownLatch(1);
@@ -102,6 +108,9 @@ class PoolStressTest {
 		running.set(false);
 		trimmer.get(1, TimeUnit.MINUTES);
 		executor.shutdown();
+		for (Thread thread : threads) {
+			thread.join();
+		}
 
 		PoolStatistics stats = pool.statistics();
 		long operations = (long) THREADS * OPERATIONS_PER_THREAD;

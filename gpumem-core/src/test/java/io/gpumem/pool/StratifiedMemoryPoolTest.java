@@ -1,6 +1,7 @@
 package io.gpumem.pool;
 
 import java.time.Duration;
+import java.util.concurrent.CountDownLatch;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -158,7 +159,7 @@ class StratifiedMemoryPoolTest {
 
 	@Test
 	void idleBuffersAreTrimmedInTheBackground() throws InterruptedException {
-		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofMillis(40)));
+		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofMillis(40)).threadCache(0, 0));
 		closeAll(acquireAll(pool, 4096, 3));
 		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
 		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -292,6 +293,111 @@ class StratifiedMemoryPoolTest {
 		}
 		assertThat(pool.statistics().leakedBuffers()).isZero();
 		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
+	}
+
+	@Test
+	void leakDetectionSimpleWatchesOneAcquireInAHundredAndTwentyEightPerThread() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.SIMPLE));
+		for (int i = 0; i < 2 * ThreadCache.LEAK_SAMPLING_INTERVAL; i++) {
+			leak(pool, 2048);
+		}
+		awaitLeaks(pool, 2);
+		for (int i = 0; i < 3; i++) {
+			System.gc();
+			Thread.sleep(20);
+		}
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.leakedBuffers()).isEqualTo(2);
+		assertThat(stats.inUseBuffers()).isEqualTo(2 * ThreadCache.LEAK_SAMPLING_INTERVAL - 2);
+	}
+
+	@Test
+	void aThreadServesItsOwnClosedBuffersFromItsCacheAndTheCountsIncludeIt() {
+		StratifiedMemoryPool pool = pool(config().threadCache(2, 1L << 20));
+		closeAll(acquireAll(pool, 4096, 3));
+		PooledBuffer[] again = acquireAll(pool, 4096, 3);
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.requests()).isEqualTo(6);
+		assertThat(stats.hits()).as("two from the thread cache, one from the shared lists").isEqualTo(3);
+		assertThat(stats.misses()).isEqualTo(3);
+		assertThat(stats.inUseBuffers()).isEqualTo(3);
+		closeAll(again);
+		assertThat(pool.statistics().returns()).isEqualTo(6);
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
+		assertThat(pool.trim(0)).isEqualTo(3 * 4096);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void aTrimReachesTheCacheOfAThreadThatHasEnded() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config());
+		Thread worker = new Thread(() -> closeAll(acquireAll(pool, 4096, 3)));
+		worker.start();
+		worker.join();
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
+		assertThat(pool.trim(0)).isEqualTo(3 * 4096);
+		assertThat(pool.statistics().returns()).isEqualTo(3);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void aRunningThreadHandsItsCacheBackAtItsNextUseAfterATrim() throws Exception {
+		StratifiedMemoryPool pool = pool(config());
+		CountDownLatch cached = new CountDownLatch(1);
+		CountDownLatch trimmed = new CountDownLatch(1);
+		CountDownLatch used = new CountDownLatch(1);
+		CountDownLatch checked = new CountDownLatch(1);
+		Thread worker = new Thread(() -> {
+			closeAll(acquireAll(pool, 4096, 3));
+			cached.countDown();
+			await(trimmed);
+			pool.acquire(256).close();
+			used.countDown();
+			await(checked);
+		});
+		worker.start();
+		cached.await();
+		assertThat(pool.trim(0)).as("the worker's cache is its own until it runs again").isZero();
+		assertThat(pool.cachedBytes()).isEqualTo(3 * 4096);
+		trimmed.countDown();
+		used.await();
+		assertThat(pool.trim(0)).as("the 256 B buffer stays in the worker's cache").isEqualTo(3 * 4096);
+		checked.countDown();
+		worker.join();
+		pool.close();
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void closeFreesWhatAThreadStillCachesWhenThatThreadEnds() throws Exception {
+		StratifiedMemoryPool pool = pool(config());
+		CountDownLatch cached = new CountDownLatch(1);
+		CountDownLatch closed = new CountDownLatch(1);
+		Thread worker = new Thread(() -> {
+			closeAll(acquireAll(pool, 4096, 2));
+			cached.countDown();
+			await(closed);
+		});
+		worker.start();
+		cached.await();
+		pool.close();
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(2 * 4096);
+		closed.countDown();
+		worker.join();
+		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+		while (this.allocator.statistics().currentBytes() > 0 && System.nanoTime() < deadline) {
+			Thread.sleep(10);
+		}
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	private static void await(CountDownLatch latch) {
+		try {
+			latch.await();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
 	}
 
 	private static void leak(StratifiedMemoryPool pool, long bytes) {
