@@ -13,6 +13,7 @@ import io.gpumem.transfer.Transfers;
  * through the pinned pool, the reduction-buffer cache, the kernels and the request limits.
  */
 @Component
+@ConditionalOnGpumem
 public record Compute(GpuBackend backend, StratifiedMemoryPool devicePool, Transfers transfers,
 		ReductionBufferCache reductions, Kernels kernels, SampleProperties limits) {
 }

@@ -5,6 +5,7 @@ import java.util.List;
 
 import org.springframework.stereotype.Service;
 
+import io.gpumem.sample.ConditionalOnGpumem;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
@@ -20,6 +21,7 @@ import io.gpumem.transfer.TransferPart;
  * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly.
  */
 @Service
+@ConditionalOnGpumem
 public class PageRankService {
 
 	private final Compute compute;

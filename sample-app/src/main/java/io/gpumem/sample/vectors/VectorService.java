@@ -5,6 +5,7 @@ import java.util.Locale;
 
 import org.springframework.stereotype.Service;
 
+import io.gpumem.sample.ConditionalOnGpumem;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
@@ -19,6 +20,7 @@ import io.gpumem.transfer.TransferPart;
  * device-pool buffers, results staged out, reductions through the reduction-buffer cache.
  */
 @Service
+@ConditionalOnGpumem
 public class VectorService {
 
 	private final Compute compute;

@@ -11,10 +11,12 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
+import io.gpumem.sample.ConditionalOnGpumem;
 import io.gpumem.sample.graphs.PageRankService;
 
 /** {@code /api/graphs/pagerank}: PageRank of explicit edges, or of a generated graph with its ten best nodes. */
 @RestController
+@ConditionalOnGpumem
 class GraphController {
 
 	private static final int TOP = 10;

@@ -6,10 +6,12 @@ import org.springframework.web.bind.annotation.PostMapping;
 import org.springframework.web.bind.annotation.RequestBody;
 import org.springframework.web.bind.annotation.RestController;
 
+import io.gpumem.sample.ConditionalOnGpumem;
 import io.gpumem.sample.vectors.VectorService;
 
 /** {@code /api/vectors}: element-wise add, SAXPY and reductions. */
 @RestController
+@ConditionalOnGpumem
 class VectorController {
 
 	private final VectorService vectors;

@@ -1,0 +1,79 @@
+package io.gpumem.benchmarks;
+
+import java.util.concurrent.TimeUnit;
+
+import org.openjdk.jmh.annotations.Benchmark;
+import org.openjdk.jmh.annotations.BenchmarkMode;
+import org.openjdk.jmh.annotations.Fork;
+import org.openjdk.jmh.annotations.Level;
+import org.openjdk.jmh.annotations.Measurement;
+import org.openjdk.jmh.annotations.Mode;
+import org.openjdk.jmh.annotations.OutputTimeUnit;
+import org.openjdk.jmh.annotations.Param;
+import org.openjdk.jmh.annotations.Scope;
+import org.openjdk.jmh.annotations.Setup;
+import org.openjdk.jmh.annotations.State;
+import org.openjdk.jmh.annotations.TearDown;
+import org.openjdk.jmh.annotations.Warmup;
+
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+/**
+ * The hit path with 10², 10⁴ and 10⁶ buffers cached in the class it hits (256 B): through the thread
+ * cache, as every hit goes, and through the shared lists alone (thread caches off), where the cached
+ * buffers lie.
+ */
+@BenchmarkMode(Mode.AverageTime)
+@OutputTimeUnit(TimeUnit.NANOSECONDS)
+@Warmup(iterations = 3, time = 1)
+@Measurement(iterations = 5, time = 1)
+@Fork(value = 1, jvmArgsAppend = "-Xmx4g")
+@State(Scope.Benchmark)
+public class PoolScaleBenchmark {
+
+	private static final int SIZE = 256;
+
+	@Param({ "100", "10000", "1000000" })
+	public int cached;
+
+	private StratifiedMemoryPool threadCached;
+
+	private StratifiedMemoryPool sharedOnly;
+
+	@Setup(Level.Trial)
+	public void setUp() {
+		HostBackend backend = new HostBackend(4L << 30);
+		this.threadCached = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("thread-cached").maxCachedBytes(1L << 30).warm(SIZE, this.cached).build());
+		this.sharedOnly = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("shared").maxCachedBytes(1L << 30).threadCache(0, 0).warm(SIZE, this.cached).build());
+	}
+
+	@TearDown(Level.Trial)
+	public void tearDown() {
+		this.threadCached.close();
+		this.sharedOnly.close();
+	}
+
+	@Benchmark
+	public long hitThroughThreadCache() {
+		return hit(this.threadCached);
+	}
+
+	@Benchmark
+	public long hitThroughSharedLists() {
+		return hit(this.sharedOnly);
+	}
+
+	private static long hit(StratifiedMemoryPool pool) {
+		PooledBuffer buffer = pool.acquire(SIZE);
+		long size = buffer.size();
+		buffer.close();
+		return size;
+	}
+
+}
