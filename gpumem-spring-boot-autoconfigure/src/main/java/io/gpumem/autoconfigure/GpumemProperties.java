@@ -193,6 +193,9 @@ public class GpumemProperties implements Validator {
 		/** Cached buffers unused this long are released; never when not set. */
 		private Duration idleTrimAfter;
 
+		/** Each request thread's own cache of closed buffers, served again without a lock. */
+		private final ThreadCache threadCache = new ThreadCache();
+
 		public List<DataSize> getSizeClasses() {
 			return this.sizeClasses;
 		}
@@ -233,6 +236,10 @@ public class GpumemProperties implements Validator {
 			this.idleTrimAfter = idleTrimAfter;
 		}
 
+		public ThreadCache getThreadCache() {
+			return this.threadCache;
+		}
+
 		void validate(Errors errors, String path) {
 			long previous = 0;
 			for (int i = 0; i < this.sizeClasses.size(); i++) {
@@ -251,6 +258,12 @@ public class GpumemProperties implements Validator {
 			if (this.idleTrimAfter != null && (this.idleTrimAfter.isNegative() || this.idleTrimAfter.isZero())) {
 				errors.rejectValue(path + ".idleTrimAfter", "gpumem.duration", "must be positive");
 			}
+			if (this.threadCache.buffersPerClass < 0 || this.threadCache.buffersPerClass > 4096) {
+				errors.rejectValue(path + ".threadCache.buffersPerClass", "gpumem.count", "must lie in [0, 4096]");
+			}
+			if (this.threadCache.maxSize.toBytes() < 0) {
+				errors.rejectValue(path + ".threadCache.maxSize", "gpumem.size", "must not be negative");
+			}
 		}
 
 		private static void counts(Errors errors, String path, Map<DataSize, Integer> counts) {
@@ -260,6 +273,36 @@ public class GpumemProperties implements Validator {
 							"each entry needs a positive size and a count of 0 or more, not " + size + ": " + count);
 				}
 			});
+		}
+
+	}
+
+	/**
+	 * A thread's cache of closed buffers. A trim reaches it when the thread next uses the pool, or at
+	 * once when the thread has ended, so up to {@code max-size} per idle thread stays cached until then.
+	 */
+	public static class ThreadCache {
+
+		/** Closed buffers a thread keeps per size class; 0 turns thread caches off. */
+		private int buffersPerClass = 16;
+
+		/** The most bytes a thread keeps cached in all classes together. */
+		private DataSize maxSize = DataSize.ofMegabytes(1);
+
+		public int getBuffersPerClass() {
+			return this.buffersPerClass;
+		}
+
+		public void setBuffersPerClass(int buffersPerClass) {
+			this.buffersPerClass = buffersPerClass;
+		}
+
+		public DataSize getMaxSize() {
+			return this.maxSize;
+		}
+
+		public void setMaxSize(DataSize maxSize) {
+			this.maxSize = maxSize;
 		}
 
 	}

@@ -23,7 +23,8 @@ final class PoolConfigs {
 				.preset(preset)
 				.leakDetection(properties.getLeakDetection())
 				.oomRetries(properties.getPressure().getOomRetries())
-				.idleTrimAfter(pool.getIdleTrimAfter());
+				.idleTrimAfter(pool.getIdleTrimAfter())
+				.threadCache(pool.getThreadCache().getBuffersPerClass(), pool.getThreadCache().getMaxSize().toBytes());
 			if (!pool.getSizeClasses().isEmpty()) {
 				builder.sizeClasses(pool.getSizeClasses().stream().mapToLong(DataSize::toBytes).toArray());
 			}
