@@ -524,11 +524,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		boolean withinCaps = this.reservedBuffers.get(classIndex) <= this.maxCachedBuffers[classIndex]
 				&& this.reservedBytes.get() <= this.maxCachedBytes;
-		if (cache != null) {
-			block.stamp = this.clock;
-			if (cache.offer(block, withinCaps)) {
-				return;
-			}
+		if (cache != null && cache.offer(block, withinCaps, this.clock)) {
+			return;
 		}
 		Stripe stripe = this.stripes[homeStripe()];
 		stripe.lockHome();
@@ -546,7 +543,6 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		releaseBeyondCaps(block, stripe);
 	}
-
 
 	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
 	void releaseAfter(Block block, GpuEvent event) {
@@ -629,7 +625,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		int current = this.epoch;
 		boolean wasClosed = this.closed;
 		List<Block> flushed = new ArrayList<>();
-		cache.drain(id -> flushed.add(this.blocks.get(id)));
+		cache.drain((id, stamp) -> flushed.add(stamped(id, stamp)));
 		cache.epoch = wasClosed ? current - 1 : current;
 		if (!wasClosed && !flushed.isEmpty()) {
 			Stripe stripe = this.stripes[homeStripe()];
@@ -664,7 +660,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				this.endedThreadCounts[3 * c + 2] += cache.returns(c);
 			}
 			List<Block> ended = new ArrayList<>();
-			cache.drain(id -> ended.add(this.blocks.get(id)));
+			cache.drain((id, stamp) -> ended.add(stamped(id, stamp)));
 			for (Block block : ended) {
 				if (this.closed) {
 					free(block);
@@ -681,6 +677,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				}
 			}
 		}
+	}
+
+	/** The block of an id drained from a thread cache, stamped with the time it was cached there. */
+	private Block stamped(int id, long stamp) {
+		Block block = this.blocks.get(id);
+		block.stamp = stamp;
+		return block;
 	}
 
 	/** After close: frees what running threads still cached as they end, until nothing is left. */
