@@ -25,13 +25,14 @@ import io.gpumem.pool.StratifiedMemoryPool;
 /**
  * The hit path with 10², 10⁴ and 10⁶ buffers cached in the class it hits (256 B): through the thread
  * cache, as every hit goes, and through the shared lists alone (thread caches off), where the cached
- * buffers lie.
+ * buffers lie. The warm-up is long: after a million buffers are allocated the collector takes a few
+ * seconds to settle, and the first iterations scatter.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
-@Warmup(iterations = 3, time = 1)
+@Warmup(iterations = 10, time = 1)
 @Measurement(iterations = 5, time = 1)
-@Fork(value = 1, jvmArgsAppend = "-Xmx4g")
+@Fork(value = 2, jvmArgsAppend = "-Xmx4g")
 @State(Scope.Benchmark)
 public class PoolScaleBenchmark {
 

@@ -50,7 +50,10 @@ public class GpumemProperties implements Validator {
 
 	private final Pressure pressure = new Pressure();
 
-	/** How buffers that become unreachable without being closed are reported: disabled, simple or paranoid. */
+	/**
+	 * How buffers that become unreachable without being closed are found: disabled, simple (one acquire
+	 * in 128 per thread watched, reclaimed and reported) or paranoid (every acquire, with where it happened).
+	 */
 	private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
 	public boolean isEnabled() {
