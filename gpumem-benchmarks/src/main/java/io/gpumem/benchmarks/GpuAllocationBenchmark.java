@@ -25,7 +25,6 @@ import io.gpumem.cuda.CudaProbe;
 import io.gpumem.cuda.CudaProbeResult;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
-import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
@@ -81,10 +80,7 @@ public class GpuAllocationBenchmark {
 
 	@Benchmark
 	public long gpumemPoolHit() {
-		PooledBuffer buffer = this.pool.acquire(this.size);
-		long size = buffer.size();
-		buffer.close();
-		return size;
+		return PoolHit.acquireAndRelease(this.pool, this.size);
 	}
 
 	@Benchmark

@@ -19,7 +19,6 @@ import org.openjdk.jmh.annotations.Warmup;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
-import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
@@ -62,19 +61,12 @@ public class PoolScaleBenchmark {
 
 	@Benchmark
 	public long hitThroughThreadCache() {
-		return hit(this.threadCached);
+		return PoolHit.acquireAndRelease(this.threadCached, SIZE);
 	}
 
 	@Benchmark
 	public long hitThroughSharedLists() {
-		return hit(this.sharedOnly);
-	}
-
-	private static long hit(StratifiedMemoryPool pool) {
-		PooledBuffer buffer = pool.acquire(SIZE);
-		long size = buffer.size();
-		buffer.close();
-		return size;
+		return PoolHit.acquireAndRelease(this.sharedOnly, SIZE);
 	}
 
 }

@@ -58,10 +58,4 @@ public abstract class AllocatorDecorator implements MemoryAllocator {
 		return null;
 	}
 
-	static void requirePositive(long bytes) {
-		if (bytes <= 0) {
-			throw new IllegalArgumentException("allocation size must be positive: " + bytes);
-		}
-	}
-
 }

@@ -54,7 +54,7 @@ public final class FaultInjectingAllocator extends AllocatorDecorator {
 
 	@Override
 	public Allocation allocate(long bytes) {
-		requirePositive(bytes);
+		MemoryAllocator.requirePositiveSize(bytes);
 		if (shouldFail()) {
 			this.injected.incrementAndGet();
 			throw new GpuOutOfMemoryException(

@@ -50,7 +50,7 @@ public final class LimitingAllocator extends AllocatorDecorator {
 
 	@Override
 	public Allocation allocate(long bytes) {
-		requirePositive(bytes);
+		MemoryAllocator.requirePositiveSize(bytes);
 		long allocated;
 		do {
 			allocated = this.allocatedBytes.get();

@@ -36,8 +36,8 @@ public final class SlabAllocator extends AllocatorDecorator {
 	 */
 	public SlabAllocator(MemoryAllocator upstream, long slabBytes, long maxCarvedBytes) {
 		super(upstream);
-		requirePositive(slabBytes);
-		requirePositive(maxCarvedBytes);
+		MemoryAllocator.requirePositiveSize(slabBytes);
+		MemoryAllocator.requirePositiveSize(maxCarvedBytes);
 		if (maxCarvedBytes > slabBytes / 4) {
 			throw new IllegalArgumentException("largest carved block " + maxCarvedBytes
 					+ " must be at most a quarter of the slab size " + slabBytes);
@@ -48,7 +48,7 @@ public final class SlabAllocator extends AllocatorDecorator {
 
 	@Override
 	public Allocation allocate(long bytes) {
-		requirePositive(bytes);
+		MemoryAllocator.requirePositiveSize(bytes);
 		if (bytes > this.maxCarvedBytes) {
 			return super.allocate(bytes);
 		}

@@ -37,9 +37,7 @@ final class CudaAllocator implements MemoryAllocator {
 
 	@Override
 	public Allocation allocate(long bytes) {
-		if (bytes <= 0) {
-			throw new IllegalArgumentException("allocation size must be positive: " + bytes);
-		}
+		MemoryAllocator.requirePositiveSize(bytes);
 		if (this.kind == MemoryKind.PINNED && bytes > MAX_PINNED_BYTES) {
 			throw new IllegalArgumentException("pinned allocation size " + bytes + " exceeds the largest pinned block of "
 					+ MAX_PINNED_BYTES + " bytes");

@@ -30,9 +30,7 @@ final class HostAllocator implements MemoryAllocator {
 
 	@Override
 	public Allocation allocate(long bytes) {
-		if (bytes <= 0) {
-			throw new IllegalArgumentException("allocation size must be positive: " + bytes);
-		}
+		MemoryAllocator.requirePositiveSize(bytes);
 		if (bytes > HostBackend.MAX_BLOCK_BYTES) {
 			throw new IllegalArgumentException("allocation size " + bytes + " exceeds the host backend's largest block of "
 					+ HostBackend.MAX_BLOCK_BYTES + " bytes");

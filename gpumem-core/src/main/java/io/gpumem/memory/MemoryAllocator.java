@@ -31,4 +31,14 @@ public interface MemoryAllocator {
 		return getClass().getSimpleName() + " " + kind();
 	}
 
+	/**
+	 * The check every implementation of {@link #allocate(long)} starts with.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive
+	 */
+	static void requirePositiveSize(long bytes) {
+		if (bytes <= 0) {
+			throw new IllegalArgumentException("allocation size must be positive: " + bytes);
+		}
+	}
+
 }
