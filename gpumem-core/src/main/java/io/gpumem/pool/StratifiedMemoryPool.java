@@ -624,15 +624,28 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private boolean flush(ThreadCache cache) {
 		int current = this.epoch;
 		boolean wasClosed = this.closed;
-		List<Block> flushed = new ArrayList<>();
-		cache.drain((id, stamp) -> flushed.add(stamped(id, stamp)));
 		cache.epoch = wasClosed ? current - 1 : current;
-		if (!wasClosed && !flushed.isEmpty()) {
+		return returnToSharedLists(cache);
+	}
+
+	/**
+	 * Moves the blocks of a thread cache whose owner is the calling thread or has ended to the calling
+	 * thread's stripe, or to the allocator once the pool is closed.
+	 * @return whether the pool is closed
+	 */
+	private boolean returnToSharedLists(ThreadCache cache) {
+		List<Block> drained = new ArrayList<>();
+		cache.drain((id, stamp) -> {
+			Block block = this.blocks.get(id);
+			block.stamp = stamp;
+			drained.add(block);
+		});
+		if (!drained.isEmpty()) {
 			Stripe stripe = this.stripes[homeStripe()];
 			stripe.lock();
 			try {
 				if (!this.closed) {
-					flushed.forEach(block -> stripe.push(block, block.stamp));
+					drained.forEach(block -> stripe.push(block, block.stamp));
 					return false;
 				}
 			}
@@ -640,7 +653,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				stripe.unlock();
 			}
 		}
-		flushed.forEach(this::free);
+		drained.forEach(this::free);
 		return this.closed;
 	}
 
@@ -659,31 +672,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				this.endedThreadCounts[3 * c + 1] += cache.hits(c);
 				this.endedThreadCounts[3 * c + 2] += cache.returns(c);
 			}
-			List<Block> ended = new ArrayList<>();
-			cache.drain((id, stamp) -> ended.add(stamped(id, stamp)));
-			for (Block block : ended) {
-				if (this.closed) {
-					free(block);
-				}
-				else {
-					Stripe stripe = this.stripes[block.classIndex & this.stripeMask];
-					stripe.lock();
-					try {
-						stripe.push(block, block.stamp);
-					}
-					finally {
-						stripe.unlock();
-					}
-				}
-			}
+			returnToSharedLists(cache);
 		}
-	}
-
-	/** The block of an id drained from a thread cache, stamped with the time it was cached there. */
-	private Block stamped(int id, long stamp) {
-		Block block = this.blocks.get(id);
-		block.stamp = stamp;
-		return block;
 	}
 
 	/** After close: frees what running threads still cached as they end, until nothing is left. */
