@@ -450,7 +450,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		reclaimLeaks();
 		for (PendingRelease release; (release = this.pending.poll()) != null;) {
 			release.event.close();
-			release(release.block, null);
+			releaseToSharedLists(release.block);
 		}
 		List<Block> cached = new ArrayList<>();
 		for (Stripe stripe : this.stripes) {
@@ -516,7 +516,15 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			free(block);
 			return;
 		}
-		ThreadCache cache = (origin != null && origin.owner == Thread.currentThread()) ? origin : this.threadCache.get();
+		releaseTo((origin != null && origin.owner == Thread.currentThread()) ? origin : this.threadCache.get(), block);
+	}
+
+	/**
+	 * Caches a block of a size class in {@code cache}, the calling thread's, or in the shared lists when
+	 * that is full or null, as far as the caps allow.
+	 */
+	private void releaseTo(ThreadCache cache, Block block) {
+		int classIndex = block.classIndex;
 		if (cache != null && cache.epoch != this.epoch && flush(cache)) {
 			cache.countReturn(classIndex);
 			free(block);
@@ -542,6 +550,20 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			stripe.unlock();
 		}
 		releaseBeyondCaps(block, stripe);
+	}
+
+	/**
+	 * Releases a block on behalf of its user (a leak reclaimed, a release after a stream), into the
+	 * shared lists rather than the calling thread's cache: the calling thread may be one that never
+	 * acquires, whose cache no trim would reach.
+	 */
+	private void releaseToSharedLists(Block block) {
+		if (block.classIndex < 0) {
+			release(block, null);
+		}
+		else {
+			releaseTo(null, block);
+		}
 	}
 
 	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
@@ -788,7 +810,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			PendingRelease release = it.next();
 			if (release.event.isComplete() && this.pending.remove(release)) {
 				release.event.close();
-				release(release.block, null);
+				releaseToSharedLists(release.block);
 				released++;
 			}
 		}
@@ -916,7 +938,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 					+ "' became unreachable without close(); its memory was reclaimed."
 					+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : "");
 			LOGGER.log(System.Logger.Level.WARNING, message, leak.site);
-			release(block, null);
+			releaseToSharedLists(block);
 		}
 	}
 

@@ -284,6 +284,30 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
+	void aLeakReclaimedByAnotherRunningThreadGoesToTheSharedListsWhereATrimReachesIt() throws Exception {
+		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.PARANOID));
+		leak(pool, 2048);
+		CountDownLatch reclaimed = new CountDownLatch(1);
+		CountDownLatch checked = new CountDownLatch(1);
+		Thread watcher = new Thread(() -> {
+			try {
+				awaitLeaks(pool, 1);
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			reclaimed.countDown();
+			await(checked);
+		});
+		watcher.start();
+		reclaimed.await();
+		assertThat(pool.statistics().leakedBuffers()).isEqualTo(1);
+		assertThat(pool.trim(0)).as("the watcher is still running").isEqualTo(2048);
+		checked.countDown();
+		watcher.join();
+	}
+
+	@Test
 	void withLeakDetectionDisabledALeakedBufferStaysInUse() throws InterruptedException {
 		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.DISABLED));
 		leak(pool, 2048);
