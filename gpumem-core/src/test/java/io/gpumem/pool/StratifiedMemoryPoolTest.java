@@ -336,6 +336,18 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
+	void leakDetectionSimpleWatchesEveryBufferAboveTheTopClass() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).leakDetection(LeakDetection.SIMPLE));
+		pool.acquire(1024).close();
+		leak(pool, 8192);
+		awaitLeaks(pool, 1);
+		assertThat(pool.statistics().leakedBuffers()).isEqualTo(1);
+		assertThat(pool.statistics().inUseBytes()).isZero();
+		assertThat(this.allocator.statistics().currentBytes()).as("the large block went back to the allocator")
+			.isEqualTo(1024);
+	}
+
+	@Test
 	void aThreadServesItsOwnClosedBuffersFromItsCacheAndTheCountsIncludeIt() {
 		StratifiedMemoryPool pool = pool(config().threadCache(2, 1L << 20));
 		closeAll(acquireAll(pool, 4096, 3));
