@@ -55,7 +55,6 @@ public class PoolOperationsBenchmark {
 			for (int c = 0; c < ladder.count() && ladder.size(c) <= (1 << 20); c++) {
 				this.pool.warm(ladder.size(c), 1);
 			}
-			System.out.println("classes: " + ladder.count());
 		}
 
 		@TearDown(Level.Trial)

@@ -295,10 +295,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		checkOpen();
 		reclaimLeaks();
 		drainPending();
-		ThreadCache own = this.threadCache.get();
-		if (own != null) {
-			flush(own);
-		}
+		flushCallingThread();
 		long released = 0;
 		synchronized (this.trimLock) {
 			this.epoch++;
@@ -467,10 +464,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			}
 		}
 		cached.forEach(this::free);
-		ThreadCache own = this.threadCache.get();
-		if (own != null) {
-			flush(own);
-		}
+		flushCallingThread();
 		long inThreadCaches;
 		synchronized (this.trimLock) {
 			reclaimEndedThreads();
@@ -636,6 +630,14 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				this.threadCacheBytes, this.closed ? current - 1 : current);
 		this.threadCaches.add(cache);
 		return cache;
+	}
+
+	/** Flushes the calling thread's cache, if it has one, so that a trim or close reaches its blocks. */
+	private void flushCallingThread() {
+		ThreadCache own = this.threadCache.get();
+		if (own != null) {
+			flush(own);
+		}
 	}
 
 	/**
