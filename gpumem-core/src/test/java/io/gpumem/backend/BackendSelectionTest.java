@@ -1,5 +1,6 @@
 package io.gpumem.backend;
 
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.cuda.CudaProbe;
@@ -12,7 +13,11 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-/** Backend selection through the real probe, on whatever machine the tests run. */
+/**
+ * Backend selection through the real probe, on whatever machine the tests run; tagged {@code gpu}, so the
+ * GPU verification runs it on the GPU machine too.
+ */
+@Tag("gpu")
 class BackendSelectionTest {
 
 	private static final long CAPACITY = 64L << 20;

@@ -1,0 +1,69 @@
+package io.gpumem.verification;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+import io.gpumem.verification.StepResult.Status;
+
+/**
+ * The GPU benchmarks, briefly: a pool hit against {@code cuMemAlloc}/{@code cuMemFree} and
+ * {@code cuMemAllocAsync}/{@code cuMemFreeAsync}, 1 KiB to 64 MiB ({@code GpuComparison}). Without a CUDA
+ * device the program must still start and say why it does not measure.
+ */
+final class BenchmarksStep {
+
+	private static final String GPU_COMPARISON = "io.gpumem.benchmarks.GpuComparison";
+
+	/** JMH options for a run of about a minute: one fork, one warm-up and three measured iterations of 0.3 s. */
+	private static final List<String> BRIEF = List.of("-f", "1", "-wi", "1", "-i", "3", "-w", "300ms", "-r", "300ms");
+
+	private BenchmarksStep() {
+	}
+
+	static StepResult run(Bundle bundle, boolean gpu, long timeoutSeconds) throws Exception {
+		long start = System.nanoTime();
+		Path json = bundle.out().resolve("benchmarks.json");
+		List<String> arguments = new ArrayList<>(BRIEF);
+		arguments.addAll(List.of("-rf", "json", "-rff", json.toAbsolutePath().toString()));
+		Path log = bundle.out().resolve("benchmarks.log");
+		int exit = JavaProcess.run(bundle.root(), bundle.toolsClassPath(), GPU_COMPARISON, arguments, log,
+				timeoutSeconds);
+		Map<String, Object> details = new LinkedHashMap<>();
+		details.put("command", "GpuComparison " + String.join(" ", BRIEF));
+		details.put("exitCode", exit);
+		if (exit != 0) {
+			String why = (exit == JavaProcess.TIMED_OUT) ? "did not end within " + timeoutSeconds + " s"
+					: "exited with " + exit;
+			return new StepResult("GPU benchmarks", Status.FAILED, "GpuComparison " + why + "; see benchmarks.log",
+					EnvironmentStep.seconds(start), details);
+		}
+		if (!gpu) {
+			String said = Files.readAllLines(log).stream().filter((line) -> line.startsWith("GPU comparison not run"))
+				.findFirst()
+				.orElse(null);
+			Status status = (said != null) ? Status.NO_GPU : Status.FAILED;
+			return new StepResult("GPU benchmarks", status,
+					(said != null) ? said : "GpuComparison did not say why it measured nothing; see benchmarks.log",
+					EnvironmentStep.seconds(start), details);
+		}
+		Map<String, Map<String, Double>> nanosBySize = new LinkedHashMap<>();
+		for (JsonNode result : JsonMapper.shared().readTree(json.toFile())) {
+			String benchmark = result.get("benchmark").asString();
+			nanosBySize.computeIfAbsent(result.path("params").path("size").asString(), (size) -> new LinkedHashMap<>())
+				.put(benchmark.substring(benchmark.lastIndexOf('.') + 1),
+						result.get("primaryMetric").get("score").asDouble());
+		}
+		details.put("nanosPerOperationBySize", nanosBySize);
+		return new StepResult("GPU benchmarks", nanosBySize.isEmpty() ? Status.FAILED : Status.PASSED,
+				nanosBySize.size() + " sizes measured; ns per allocation + free in benchmarks.log and benchmarks.json",
+				EnvironmentStep.seconds(start), details);
+	}
+
+}

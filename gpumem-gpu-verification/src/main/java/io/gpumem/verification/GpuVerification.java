@@ -1,0 +1,173 @@
+package io.gpumem.verification;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+import tools.jackson.databind.json.JsonMapper;
+
+import io.gpumem.cuda.CudaProbe;
+import io.gpumem.cuda.CudaProbeResult;
+import io.gpumem.verification.StepResult.Status;
+
+/**
+ * Proves the CUDA path on the machine it runs on, from the unpacked GPU bundle: reports the device,
+ * driver and CUDA versions, runs every real-driver test, checks every endpoint of the sample service on
+ * CUDA against references, and runs the GPU benchmarks briefly. Where no CUDA device is found it says so,
+ * runs the same checks on the host backend, and exits with {@value #NO_GPU}.
+ * <p>
+ * Writes {@code verify.log} and {@code summary.json} into the output folder, beside each step's own files
+ * ({@code tests.log}, {@code tests.xml}, {@code sample.log}, {@code benchmarks.log}, {@code benchmarks.json}).
+ * <pre>{@code java -cp 'app:natives:lib/*:tools/*' io.gpumem.verification.GpuVerification --out DIR}</pre>
+ */
+public final class GpuVerification {
+
+	/** Exit code: everything passed on a CUDA device. */
+	public static final int PASSED = 0;
+
+	/** Exit code: a step failed. */
+	public static final int FAILED = 1;
+
+	/** Exit code: the arguments or the bundle are wrong. */
+	public static final int USAGE = 2;
+
+	/** Exit code: no CUDA device here; everything that runs without one passed. */
+	public static final int NO_GPU = 77;
+
+	private static final long TESTS_SECONDS = 180;
+
+	private static final long SAMPLE_START_SECONDS = 120;
+
+	private static final long BENCHMARKS_SECONDS = 180;
+
+	private final Bundle bundle;
+
+	private final PrintStream log;
+
+	private GpuVerification(Bundle bundle, PrintStream log) {
+		this.bundle = bundle;
+		this.log = log;
+	}
+
+	public static void main(String[] args) {
+		System.exit(run(args));
+	}
+
+	/** Runs the verification with {@code --out DIR} (required) and {@code --bundle DIR} (default: here). */
+	static int run(String[] args) {
+		Map<String, String> options = new LinkedHashMap<>();
+		for (int i = 0; i + 1 < args.length; i += 2) {
+			options.put(args[i], args[i + 1]);
+		}
+		if (args.length % 2 != 0 || !options.containsKey("--out")
+				|| !options.keySet().stream().allMatch((key) -> key.equals("--out") || key.equals("--bundle"))) {
+			System.err.println("usage: GpuVerification --out DIR [--bundle DIR]");
+			return USAGE;
+		}
+		Path root = Path.of(options.getOrDefault("--bundle", ".")).toAbsolutePath().normalize();
+		if (!Files.isDirectory(root.resolve("tools")) || !Files.isDirectory(root.resolve("app"))) {
+			System.err.println(root + " is not an unpacked GPU bundle: it has no tools/ and app/ folders");
+			return USAGE;
+		}
+		try {
+			Path out = Files.createDirectories(Path.of(options.get("--out")).toAbsolutePath().normalize());
+			Path work = Files.createTempDirectory("gpumem-verification");
+			try (PrintStream file = new PrintStream(Files.newOutputStream(out.resolve("verify.log"),
+					StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING), true)) {
+				return new GpuVerification(new Bundle(root, out, work), new Tee(System.out, file)).verify();
+			}
+		}
+		catch (IOException ex) {
+			System.err.println("the verification could not write its output: " + ex);
+			return USAGE;
+		}
+	}
+
+	private int verify() throws IOException {
+		Instant started = Instant.now();
+		this.log.println("gpumem GPU verification, " + started);
+		CudaProbeResult probe = CudaProbe.probe(0);
+		boolean gpu = probe.usable();
+		List<StepResult> steps = new ArrayList<>();
+		steps.add(report(EnvironmentStep.run(probe)));
+		steps.add(report(step("real-driver tests", () -> RealDriverTestsStep.run(this.bundle, gpu, TESTS_SECONDS))));
+		steps.add(report(step("sample service",
+				() -> SampleServiceStep.run(this.bundle, gpu, SAMPLE_START_SECONDS))));
+		steps.add(report(step("GPU benchmarks", () -> BenchmarksStep.run(this.bundle, gpu, BENCHMARKS_SECONDS))));
+		boolean failed = steps.stream().anyMatch((step) -> step.status() == Status.FAILED);
+		int exit = failed ? FAILED : gpu ? PASSED : NO_GPU;
+		String result = failed ? "FAILED" : gpu ? "PASSED" : "NO_GPU";
+		Map<String, Object> summary = new LinkedHashMap<>();
+		summary.put("result", result);
+		summary.put("exitCode", exit);
+		summary.put("started", started.toString());
+		summary.put("seconds", (Instant.now().toEpochMilli() - started.toEpochMilli()) / 1000.0);
+		summary.put("steps", steps);
+		Files.writeString(this.bundle.out().resolve("summary.json"),
+				JsonMapper.shared().writerWithDefaultPrettyPrinter().writeValueAsString(summary));
+		this.log.println();
+		this.log.printf(Locale.ROOT, "%s (exit code %d)%s%n", result, exit,
+				(exit == NO_GPU) ? ": no CUDA device here; the checks that need none passed" : "");
+		return exit;
+	}
+
+	private StepResult report(StepResult step) {
+		this.log.printf(Locale.ROOT, "%n[%s] %s (%.1f s)%n  %s%n", step.status(), step.name(), step.seconds(),
+				step.summary());
+		step.details().forEach((key, value) -> {
+			if (key.equals("checks")) {
+				((List<?>) value).forEach((check) -> this.log.println("    " + check));
+			}
+			else if (!key.equals("gpumem")) {
+				this.log.println("    " + key + ": " + value);
+			}
+		});
+		return step;
+	}
+
+	/** Runs a step, turning anything it throws into a failed step that says what was thrown. */
+	private static StepResult step(String name, Step step) {
+		long start = System.nanoTime();
+		try {
+			return step.run();
+		}
+		catch (Exception ex) {
+			return new StepResult(name, Status.FAILED, "the step broke off: " + ex, EnvironmentStep.seconds(start),
+					Map.of());
+		}
+	}
+
+	@FunctionalInterface
+	private interface Step {
+
+		StepResult run() throws Exception;
+
+	}
+
+	/** Prints to the console and to the log file at once. */
+	private static final class Tee extends PrintStream {
+
+		private final PrintStream file;
+
+		Tee(PrintStream console, PrintStream file) {
+			super(console, true);
+			this.file = file;
+		}
+
+		@Override
+		public void write(byte[] buffer, int offset, int length) {
+			super.write(buffer, offset, length);
+			this.file.write(buffer, offset, length);
+		}
+
+	}
+
+}
