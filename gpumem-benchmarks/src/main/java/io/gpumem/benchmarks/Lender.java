@@ -1,0 +1,233 @@
+package io.gpumem.benchmarks;
+
+import java.util.List;
+
+import io.netty.buffer.ByteBuf;
+import io.netty.buffer.PooledByteBufAllocator;
+
+import io.gpumem.allocator.StatisticsAllocator;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+/** Something the {@link ServiceWorkload} takes its buffers from: gpumem's pool, Netty's, or the backend alone. */
+abstract class Lender implements AutoCloseable {
+
+	/** Every lender, by the name the workload's {@code --lenders} option takes. */
+	static final List<String> NAMES = List.of("gpumem", "netty", "netty-cache", "backend");
+
+	private final String name;
+
+	Lender(String name) {
+		this.name = name;
+	}
+
+	static Lender create(String name, GpuBackend backend) {
+		return switch (name) {
+			case "gpumem" -> new Pool(name, backend, PoolConfig.builder("workload").build());
+			case "gpumem-nocache" -> new Pool(name, backend, PoolConfig.builder("workload").threadCache(0, 0).build());
+			case "netty" -> new Netty(name, new PooledByteBufAllocator(true));
+			case "netty-cache" -> new Netty(name, Netty.withCacheForAllThreads());
+			case "backend" -> new Backend(name, backend);
+			default -> throw new IllegalArgumentException("unknown lender '" + name + "'; lenders are " + NAMES);
+		};
+	}
+
+	String name() {
+		return this.name;
+	}
+
+	abstract Object acquire(long bytes);
+
+	/** Writes {@code payload} at the start of a buffer, as a request fills its inputs. */
+	abstract void write(Object buffer, byte[] payload);
+
+	abstract void release(Object buffer);
+
+	/** What the lender holds from the device now. */
+	abstract long heldBytes();
+
+	/** The most the lender held at once, where it keeps that figure exactly; 0 otherwise. */
+	abstract long peakHeldBytes();
+
+	/** Calls to the backend's allocator so far, or -1 where the lender cannot say. */
+	abstract long freshAllocations();
+
+	/** Trims everything cached, from a thread that did not serve requests, and answers what is still held. */
+	abstract long heldAfterTrim();
+
+	@Override
+	public abstract void close();
+
+	/** gpumem's pool over the backend's device allocator. */
+	static final class Pool extends Lender {
+
+		private final StatisticsAllocator allocator;
+
+		private final StratifiedMemoryPool pool;
+
+		Pool(String name, GpuBackend backend, PoolConfig config) {
+			super(name);
+			this.allocator = new StatisticsAllocator(backend.allocator(MemoryKind.DEVICE));
+			this.pool = new StratifiedMemoryPool(this.allocator, config);
+		}
+
+		@Override
+		Object acquire(long bytes) {
+			return this.pool.acquire(bytes);
+		}
+
+		@Override
+		void write(Object buffer, byte[] payload) {
+			((PooledBuffer) buffer).copyFrom(0, payload, 0, payload.length);
+		}
+
+		@Override
+		void release(Object buffer) {
+			((PooledBuffer) buffer).close();
+		}
+
+		@Override
+		long heldBytes() {
+			return this.pool.reservedBytes();
+		}
+
+		@Override
+		long peakHeldBytes() {
+			return this.allocator.statistics().peakBytes();
+		}
+
+		@Override
+		long freshAllocations() {
+			return this.allocator.statistics().totalCount();
+		}
+
+		@Override
+		long heldAfterTrim() {
+			this.pool.trim(0);
+			return this.pool.reservedBytes();
+		}
+
+		@Override
+		public void close() {
+			this.pool.close();
+		}
+
+	}
+
+	/** Netty's pooled direct buffers. */
+	static final class Netty extends Lender {
+
+		private final PooledByteBufAllocator allocator;
+
+		Netty(String name, PooledByteBufAllocator allocator) {
+			super(name);
+			this.allocator = allocator;
+		}
+
+		/** Netty's defaults, but with its thread cache for every thread, not only for Netty's own. */
+		static PooledByteBufAllocator withCacheForAllThreads() {
+			return new PooledByteBufAllocator(true, PooledByteBufAllocator.defaultNumHeapArena(),
+					PooledByteBufAllocator.defaultNumDirectArena(), PooledByteBufAllocator.defaultPageSize(),
+					PooledByteBufAllocator.defaultMaxOrder(), PooledByteBufAllocator.defaultSmallCacheSize(),
+					PooledByteBufAllocator.defaultNormalCacheSize(), true);
+		}
+
+		@Override
+		Object acquire(long bytes) {
+			return this.allocator.directBuffer((int) bytes);
+		}
+
+		@Override
+		void write(Object buffer, byte[] payload) {
+			((ByteBuf) buffer).setBytes(0, payload);
+		}
+
+		@Override
+		void release(Object buffer) {
+			((ByteBuf) buffer).release();
+		}
+
+		@Override
+		long heldBytes() {
+			return this.allocator.metric().usedDirectMemory();
+		}
+
+		@Override
+		long peakHeldBytes() {
+			return 0;
+		}
+
+		@Override
+		long freshAllocations() {
+			return -1;
+		}
+
+		@Override
+		long heldAfterTrim() {
+			this.allocator.trimCurrentThreadCache();
+			return heldBytes();
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+	/** The backend's device allocator with no pool: every acquire allocates, every release frees. */
+	static final class Backend extends Lender {
+
+		private final StatisticsAllocator allocator;
+
+		Backend(String name, GpuBackend backend) {
+			super(name);
+			this.allocator = new StatisticsAllocator(backend.allocator(MemoryKind.DEVICE));
+		}
+
+		@Override
+		Object acquire(long bytes) {
+			return this.allocator.allocate(bytes);
+		}
+
+		@Override
+		void write(Object buffer, byte[] payload) {
+			((Allocation) buffer).copyFromHost(0, payload, 0, payload.length, ElementType.BYTE);
+		}
+
+		@Override
+		void release(Object buffer) {
+			this.allocator.free((Allocation) buffer);
+		}
+
+		@Override
+		long heldBytes() {
+			return this.allocator.statistics().currentBytes();
+		}
+
+		@Override
+		long peakHeldBytes() {
+			return this.allocator.statistics().peakBytes();
+		}
+
+		@Override
+		long freshAllocations() {
+			return this.allocator.statistics().totalCount();
+		}
+
+		@Override
+		long heldAfterTrim() {
+			return heldBytes();
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+}
