@@ -29,7 +29,6 @@ abstract class Lender implements AutoCloseable {
 	static Lender create(String name, GpuBackend backend) {
 		return switch (name) {
 			case "gpumem" -> new Pool(name, backend, PoolConfig.builder("workload").build());
-			case "gpumem-nocache" -> new Pool(name, backend, PoolConfig.builder("workload").threadCache(0, 0).build());
 			case "netty" -> new Netty(name, new PooledByteBufAllocator(true));
 			case "netty-cache" -> new Netty(name, Netty.withCacheForAllThreads());
 			case "backend" -> new Backend(name, backend);

@@ -1,5 +1,8 @@
 package io.gpumem.benchmarks;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.openjdk.jmh.annotations.Benchmark;
@@ -27,9 +30,10 @@ import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureLevel;
 
 /**
- * What the pool's slow operations cost: a statistics snapshot against the number of size classes
- * (what every meter read and endpoint call takes), a trim per buffer released, and one pressure check
- * over two registered pools.
+ * What the pool's slow operations cost: a statistics snapshot (what an endpoint call takes) against the
+ * number of size classes and the number of threads that have used the pool and are alive, one of the
+ * single figures a meter reads, a trim per buffer released, and one pressure check over two registered
+ * pools.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -38,27 +42,58 @@ import io.gpumem.pressure.PressureLevel;
 @Fork(1)
 public class PoolOperationsBenchmark {
 
-	/** A pool whose ladder has {@code stepsPerDoubling} classes per power of two from 256 B to 64 MiB, one buffer cached in each. */
+	/**
+	 * A pool whose ladder has {@code stepsPerDoubling} classes per power of two from 256 B to 64 MiB, one
+	 * buffer cached in each, used by {@code threads} threads that stay alive, idle, while it is measured.
+	 */
 	@State(Scope.Benchmark)
 	public static class Snapshot {
 
 		@Param({ "1", "4", "16" })
 		public int stepsPerDoubling;
 
+		@Param({ "1", "200" })
+		public int threads;
+
 		StratifiedMemoryPool pool;
 
+		private final CountDownLatch measured = new CountDownLatch(1);
+
+		private final List<Thread> users = new ArrayList<>();
+
 		@Setup(Level.Trial)
-		public void setUp() {
+		public void setUp() throws InterruptedException {
 			SizeClassLadder ladder = SizeClassLadder.geometric(256, 64L << 20, this.stepsPerDoubling, 128);
 			PoolConfig.Builder config = PoolConfig.builder("snapshot").sizeClasses(ladder).maxCachedBytes(8L << 30);
 			this.pool = new StratifiedMemoryPool(new HostBackend(8L << 30).allocator(MemoryKind.DEVICE), config.build());
 			for (int c = 0; c < ladder.count() && ladder.size(c) <= (1 << 20); c++) {
 				this.pool.warm(ladder.size(c), 1);
 			}
+			CountDownLatch used = new CountDownLatch(this.threads);
+			for (int t = 0; t < this.threads; t++) {
+				long size = ladder.size(t % ladder.count());
+				Thread user = new Thread(() -> {
+					PoolHit.acquireAndRelease(this.pool, Math.min(size, 1 << 20));
+					used.countDown();
+					try {
+						this.measured.await();
+					}
+					catch (InterruptedException ex) {
+						Thread.currentThread().interrupt();
+					}
+				});
+				this.users.add(user);
+				user.start();
+			}
+			used.await();
 		}
 
 		@TearDown(Level.Trial)
-		public void tearDown() {
+		public void tearDown() throws InterruptedException {
+			this.measured.countDown();
+			for (Thread user : this.users) {
+				user.join();
+			}
 			this.pool.close();
 		}
 
@@ -128,6 +163,11 @@ public class PoolOperationsBenchmark {
 	@Benchmark
 	public PoolStatistics statisticsSnapshot(Snapshot state) {
 		return state.pool.statistics();
+	}
+
+	@Benchmark
+	public long usedBytesFigure(Snapshot state) {
+		return state.pool.usedBytes();
 	}
 
 	@Benchmark

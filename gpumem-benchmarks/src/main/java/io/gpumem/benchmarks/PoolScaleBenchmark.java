@@ -22,10 +22,9 @@ import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
- * The hit path with 10², 10⁴ and 10⁶ buffers cached in the class it hits (256 B): through the thread
- * cache, as every hit goes, and through the shared lists alone (thread caches off), where the cached
- * buffers lie. The warm-up is long: after a million buffers are allocated the collector takes a few
- * seconds to settle, and the first iterations scatter.
+ * The hit path with 10², 10⁴ and 10⁶ buffers cached in the class it hits (256 B). The warm-up is long:
+ * after a million buffers are allocated the collector takes a few seconds to settle, and the first
+ * iterations scatter.
  */
 @BenchmarkMode(Mode.AverageTime)
 @OutputTimeUnit(TimeUnit.NANOSECONDS)
@@ -40,33 +39,22 @@ public class PoolScaleBenchmark {
 	@Param({ "100", "10000", "1000000" })
 	public int cached;
 
-	private StratifiedMemoryPool threadCached;
-
-	private StratifiedMemoryPool sharedOnly;
+	private StratifiedMemoryPool pool;
 
 	@Setup(Level.Trial)
 	public void setUp() {
-		HostBackend backend = new HostBackend(4L << 30);
-		this.threadCached = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
-				PoolConfig.builder("thread-cached").maxCachedBytes(1L << 30).warm(SIZE, this.cached).build());
-		this.sharedOnly = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
-				PoolConfig.builder("shared").maxCachedBytes(1L << 30).threadCache(0, 0).warm(SIZE, this.cached).build());
+		this.pool = new StratifiedMemoryPool(new HostBackend(4L << 30).allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("scale").maxCachedBytes(1L << 30).warm(SIZE, this.cached).build());
 	}
 
 	@TearDown(Level.Trial)
 	public void tearDown() {
-		this.threadCached.close();
-		this.sharedOnly.close();
+		this.pool.close();
 	}
 
 	@Benchmark
-	public long hitThroughThreadCache() {
-		return PoolHit.acquireAndRelease(this.threadCached, SIZE);
-	}
-
-	@Benchmark
-	public long hitThroughSharedLists() {
-		return PoolHit.acquireAndRelease(this.sharedOnly, SIZE);
+	public long hit() {
+		return PoolHit.acquireAndRelease(this.pool, SIZE);
 	}
 
 }

@@ -28,11 +28,14 @@ final class Block {
 
 	final long size;
 
-	/** The block's id in its pool's {@link BlockTable}; set once when the pool enters it. */
-	int id;
+	/** The stripe of the pool's free lists the block was last taken from, and goes back to. */
+	int stripe;
 
 	/** The pool's clock when the block was last cached: its place in least-recently-used order. */
 	long stamp;
+
+	/** How many times the block has been lent: leak detection {@code simple} samples on it. */
+	int lends;
 
 	/** Watches the buffer currently lending this block, while leak detection is on. */
 	Leak leak;

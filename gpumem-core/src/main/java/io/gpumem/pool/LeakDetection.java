@@ -10,10 +10,11 @@ public enum LeakDetection {
 	DISABLED,
 
 	/**
-	 * One acquire in 128 per thread is watched, and every buffer above the top class, as Netty's
-	 * {@code simple} samples: a watched buffer that leaks is reclaimed into the pool, counted, and
-	 * reported with a warning; one that was not watched stays counted as in use. A code path that leaks
-	 * usually leaks on every pass, so it is found soon, at a cost the hit path does not notice.
+	 * Every buffer of 64 KiB or more is watched, since GPU memory is scarcer than heap; of smaller blocks,
+	 * the first lend and one in 128 after it, as Netty's {@code simple} samples. A watched buffer that
+	 * leaks is reclaimed into the pool, counted, and reported with a warning; one that was not watched
+	 * stays counted as in use. A code path that leaks small buffers soon makes the pool allocate new
+	 * blocks, whose first lend is watched, so it is found at once.
 	 */
 	SIMPLE,
 

@@ -29,10 +29,6 @@ public final class PoolConfig {
 
 	private final int stripes;
 
-	private final int threadCacheBuffers;
-
-	private final long threadCacheBytes;
-
 	private PoolConfig(Builder builder) {
 		this.name = builder.name;
 		this.sizeClasses = builder.sizeClasses;
@@ -43,8 +39,6 @@ public final class PoolConfig {
 		this.oomRetries = builder.oomRetries;
 		this.leakDetection = builder.leakDetection;
 		this.stripes = builder.stripes;
-		this.threadCacheBuffers = builder.threadCacheBuffers;
-		this.threadCacheBytes = builder.threadCacheBytes;
 		for (Long size : this.warm.keySet()) {
 			requireClass("warm", size);
 		}
@@ -98,14 +92,23 @@ public final class PoolConfig {
 		return this.stripes;
 	}
 
-	/** Buffers each thread keeps cached per class; 0 when thread caches are off. */
+	/**
+	 * Always 0: pools keep no per-thread caches.
+	 * @deprecated per-thread caches were removed: memory they held was out of reach of trims while its
+	 * thread idled, and on a service's workload they made the pool slower, not faster
+	 */
+	@Deprecated(since = "0.1.0", forRemoval = true)
 	public int threadCacheBuffers() {
-		return this.threadCacheBuffers;
+		return 0;
 	}
 
-	/** Bytes each thread keeps cached at most in all classes together. */
+	/**
+	 * Always 0: pools keep no per-thread caches.
+	 * @deprecated per-thread caches were removed, see {@link #threadCacheBuffers()}
+	 */
+	@Deprecated(since = "0.1.0", forRemoval = true)
 	public long threadCacheBytes() {
-		return this.threadCacheBytes;
+		return 0;
 	}
 
 	private void requireClass(String setting, long size) {
@@ -135,10 +138,6 @@ public final class PoolConfig {
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
 		private int stripes = defaultStripes();
-
-		private int threadCacheBuffers = 16;
-
-		private long threadCacheBytes = 1L << 20;
 
 		private Builder(String name) {
 			if (name == null || name.isBlank()) {
@@ -228,21 +227,12 @@ public final class PoolConfig {
 		}
 
 		/**
-		 * Lets each thread keep up to {@code buffersPerClass} closed buffers of each class, {@code maxBytes}
-		 * in all, to lend again without a lock (Netty's thread caches); 0 buffers turns thread caches off.
-		 * A trim releases what the trimming thread and ended threads cached at once; other threads hand
-		 * their cached buffers back to the shared lists at their next acquire or release, so up to
-		 * {@code maxBytes} per idle thread stay cached until then.
+		 * Does nothing: pools keep no per-thread caches. Every cached buffer lies in the striped free
+		 * lists, where any thread's request and any trim reach it.
+		 * @deprecated per-thread caches were removed, see {@link PoolConfig#threadCacheBuffers()}
 		 */
+		@Deprecated(since = "0.1.0", forRemoval = true)
 		public Builder threadCache(int buffersPerClass, long maxBytes) {
-			if (buffersPerClass < 0 || buffersPerClass > 4096) {
-				throw new IllegalArgumentException("thread cache buffers per class must lie in [0, 4096]: " + buffersPerClass);
-			}
-			if (maxBytes < 0) {
-				throw new IllegalArgumentException("thread cache size must not be negative: " + maxBytes + " bytes");
-			}
-			this.threadCacheBuffers = buffersPerClass;
-			this.threadCacheBytes = maxBytes;
 			return this;
 		}
 

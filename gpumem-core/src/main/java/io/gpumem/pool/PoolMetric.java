@@ -4,7 +4,9 @@ import io.gpumem.memory.MemoryKind;
 
 /**
  * The read-only view of a pool that the endpoint, metrics and health read: nothing reaches into a
- * pool's internals but through this.
+ * pool's internals but through this. The single figures serve meters, which read one figure at a time;
+ * a pool that can answer one without a whole snapshot overrides it (as Netty's {@code PoolArenaMetric}
+ * answers each figure on its own).
  */
 public interface PoolMetric {
 
@@ -14,7 +16,42 @@ public interface PoolMetric {
 	/** The kind of memory the pool lends. */
 	MemoryKind kind();
 
-	/** A consistent snapshot of the pool's counters. */
+	/** A snapshot of the pool's counters, consistent when no thread is acquiring or releasing. */
 	PoolStatistics statistics();
+
+	/** Bytes of the buffers lent out. */
+	default long usedBytes() {
+		return statistics().inUseBytes();
+	}
+
+	/** Buffers lent out. */
+	default long usedBuffers() {
+		return statistics().inUseBuffers();
+	}
+
+	/** Buffers cached, ready to lend. */
+	default long cachedBuffers() {
+		return statistics().cachedBuffers();
+	}
+
+	/** Acquires served from cached buffers. */
+	default long hits() {
+		return statistics().hits();
+	}
+
+	/** Acquires that went to the allocator. */
+	default long misses() {
+		return statistics().misses();
+	}
+
+	/** Bytes given back to the allocator by trims, idle trims and caps. */
+	default long trimmedBytes() {
+		return statistics().trimmedBytes();
+	}
+
+	/** Acquires that failed for want of memory, after retries. */
+	default long allocationFailures() {
+		return statistics().allocationFailures();
+	}
 
 }

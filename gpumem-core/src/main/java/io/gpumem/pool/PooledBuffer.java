@@ -17,17 +17,13 @@ public final class PooledBuffer extends GpuBuffer {
 
 	private final MemoryKind kind;
 
-	/** The cache the block was lent from, if any. */
-	private final ThreadCache origin;
-
 	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
 	private Block block;
 
-	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, ThreadCache origin) {
+	PooledBuffer(StratifiedMemoryPool pool, Block block, long size) {
 		this.pool = pool;
 		this.size = size;
 		this.kind = block.allocation.kind();
-		this.origin = origin;
 		this.block = block;
 	}
 
@@ -68,7 +64,7 @@ public final class PooledBuffer extends GpuBuffer {
 		if (released != null) {
 			this.block = null;
 			released.unwatch();
-			this.pool.release(released, this.origin);
+			this.pool.release(released);
 		}
 		Reference.reachabilityFence(this);
 	}

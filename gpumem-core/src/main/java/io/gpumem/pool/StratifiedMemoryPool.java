@@ -1,19 +1,11 @@
 package io.gpumem.pool;
 
-import java.lang.ref.ReferenceQueue;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Objects;
-import java.util.Queue;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.concurrent.atomic.LongAdder;
 
-import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
@@ -23,48 +15,47 @@ import io.gpumem.stream.GpuStream;
 
 /**
  * A pool of buffers in size classes over any {@link MemoryAllocator}: requests round up to a class and
- * are served from that class's free list when it holds a buffer, from the allocator otherwise.
+ * are served from that class's cached buffers when there are any, from the allocator otherwise.
  * <p>
- * <b>Hit path.</b> Each thread keeps a few closed buffers per class in a cache of its own
- * ({@link PoolConfig.Builder#threadCache}), which it reads and changes with no lock and no atomic
- * operation. Behind the thread caches, the shared free lists are striped: a thread works on a stripe of
- * its own (see {@link StripeIndex}), behind a lock no other request thread normally takes, and takes a
- * buffer from another stripe before allocating. Virtual threads use the stripes only.
+ * <b>Free lists.</b> Cached buffers lie in free lists striped so that request threads rarely meet on a
+ * lock ({@link FreeLists}); a thread takes from its own stripe first and from the others before it
+ * allocates, so a buffer closed on one thread serves the next request on any other. Nothing is cached
+ * per thread: every cached byte is one that a trim, the pressure handler or an out-of-memory retry can
+ * free, from any thread, at once.
  * <p>
  * <b>Caps.</b> At most {@code maxCachedBuffers} per class and {@code maxCachedBytes} in all are kept
- * cached; a buffer closed beyond them goes back to the allocator. While the pool reserves no more than
- * the caps allow, closing a buffer checks nothing else.
+ * cached; a buffer closed beyond them goes back to the allocator.
  * <p>
  * <b>Requests above the top class</b> go straight to the allocator at their exact size and back to it
  * on close: they are counted (as misses, in use, reserved) but never cached.
  * <p>
- * <b>Out of memory.</b> When the allocator refuses, the pool releases least recently used cached
- * buffers (first what the request needs, then everything) and retries, {@code oomRetries} times, before
- * throwing a {@link GpuOutOfMemoryException} that adds the pool's figures to the allocator's. A failed
- * acquire changes no count but {@code misses} and {@code allocationFailures}.
+ * <b>Out of memory.</b> When the allocator refuses, the pool has memory freed (by its listeners, or by
+ * trimming itself: first what the request needs, then everything) and retries, {@code oomRetries} times
+ * ({@link OutOfMemoryRetry}), before throwing a {@link GpuOutOfMemoryException} that adds the pool's
+ * figures to the allocator's. A failed acquire changes no count but {@code misses} and
+ * {@code allocationFailures}.
  * <p>
  * <b>Releasing after a stream.</b> {@link PooledBuffer#closeAfter(GpuStream)} records an event on the
- * stream; the block stays lent until the event completes, and is looked at again on misses, trims,
- * statistics and maintenance runs, so that no other work can get memory a stream may still write.
+ * stream; the block stays lent until the event completes ({@link PendingReleases}), and is looked at
+ * again on misses, trims and maintenance runs.
  * <p>
- * <b>Listeners</b> ({@link PoolListener}) hear of misses that grew the reserved memory and take over
- * freeing memory when the allocator refuses: with one, the pool retries after whatever it freed.
+ * <b>Leaks</b> are watched as {@link LeakDetection} says ({@link LeakWatch}) and reclaimed by the
+ * maintenance, misses and trims.
  * <p>
  * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, least recently used first, down to a
  * byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
- * A trim reaches the shared lists, the trimming thread's cache and the caches of threads that have
- * ended; it moves the pool's epoch on, and every other thread hands its cache back to the shared lists
- * at its next acquire or release.
  * Recency is kept by a clock that ticks on every slow path and every maintenance run, so buffers cached
  * between two ticks are ordered by stack position, not by time.
+ * <p>
+ * <b>Statistics</b> take no lock a request thread takes, change nothing, and cost the same however many
+ * threads use the pool: {@link #statistics()} reads the counts of the stripes and the ledger, and the
+ * single figures ({@link #usedBytes()}, {@link #cachedBytes()}, {@link #hits()}, …) read a few counters.
  */
 public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
 
 	private static final long MAINTENANCE_PERIOD_NANOS = 1_000_000_000L;
-
-	private static final long AFTER_CLOSE_PERIOD_NANOS = 100_000_000L;
 
 	private final String name;
 
@@ -78,54 +69,15 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private final long idleTrimNanos;
 
-	private final int oomRetries;
+	private final FreeLists freeLists;
 
-	private final LeakDetection leakDetection;
+	private final Ledger ledger;
 
-	private final Stripe[] stripes;
+	private final OutOfMemoryRetry retry;
 
-	private final int stripeMask;
+	private final LeakWatch leaks;
 
-	private final int threadCacheBuffers;
-
-	private final long threadCacheBytes;
-
-	private final ThreadLocal<ThreadCache> threadCache = ThreadLocal.withInitial(this::newThreadCache);
-
-	/** The caches of the threads that used this pool and were alive when last looked at. */
-	private final List<ThreadCache> threadCaches = new CopyOnWriteArrayList<>();
-
-	/** Requests, hits and returns per class counted by the caches of threads that have ended; guarded by trimLock. */
-	private final long[] endedThreadCounts;
-
-	private final AtomicLongArray reservedBuffers;
-
-	private final AtomicLongArray misses;
-
-	private final AtomicLong reservedBytes = new AtomicLong();
-
-	private final AtomicLong peakReservedBytes = new AtomicLong();
-
-	private final AtomicLong trimmedBytes = new AtomicLong();
-
-	private final AtomicLong largeInUseBytes = new AtomicLong();
-
-	private final AtomicLong largeInUseBuffers = new AtomicLong();
-
-	private final LongAdder largeRequests = new LongAdder();
-
-	private final LongAdder largeReturns = new LongAdder();
-
-	private final LongAdder allocationFailures = new LongAdder();
-
-	private final LongAdder leakedBuffers = new LongAdder();
-
-	private final BlockTable blocks = new BlockTable();
-
-	private final ReferenceQueue<PooledBuffer> leaks = new ReferenceQueue<>();
-
-	/** Blocks closed after stream work that may not have completed yet. */
-	private final Queue<PendingRelease> pending = new ConcurrentLinkedQueue<>();
+	private final PendingReleases pending = new PendingReleases();
 
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -136,11 +88,6 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private volatile long clock = System.nanoTime();
 
 	private volatile boolean closed;
-
-	/** Moved on by trims and close: a thread cache whose epoch is behind flushes before it is used again. */
-	private volatile int epoch;
-
-	private volatile ScheduledFuture<?> afterClose;
 
 	/**
 	 * A pool lending memory of {@code allocator}, warmed as the configuration says.
@@ -157,18 +104,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		this.maxCachedBytes = config.maxCachedBytes();
 		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
-		this.oomRetries = config.oomRetries();
-		this.leakDetection = config.leakDetection();
-		this.stripes = new Stripe[config.stripes()];
-		for (int i = 0; i < this.stripes.length; i++) {
-			this.stripes[i] = new Stripe(classes);
-		}
-		this.stripeMask = this.stripes.length - 1;
-		this.threadCacheBuffers = config.threadCacheBuffers();
-		this.threadCacheBytes = config.threadCacheBytes();
-		this.endedThreadCounts = new long[3 * classes];
-		this.reservedBuffers = new AtomicLongArray(classes);
-		this.misses = new AtomicLongArray(classes);
+		this.freeLists = new FreeLists(classes, config.stripes());
+		this.ledger = new Ledger(allocator, classes);
+		this.retry = new OutOfMemoryRetry(config.oomRetries());
+		this.leaks = new LeakWatch(config.leakDetection());
 		try {
 			config.warm().forEach((size, count) -> warm(size, count));
 		}
@@ -176,8 +115,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			close();
 			throw ex;
 		}
-		long period = maintenancePeriodNanos();
-		this.maintenance = (period > 0) ? Maintenance.schedule(this::maintain, period) : null;
+		long period = (this.idleTrimNanos > 0) ? Math.max(1_000_000L, this.idleTrimNanos / 4) : 0;
+		period = (period == 0) ? MAINTENANCE_PERIOD_NANOS : Math.min(period, MAINTENANCE_PERIOD_NANOS);
+		this.maintenance = Maintenance.schedule(this::maintain, period);
 	}
 
 	@Override
@@ -215,30 +155,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (bytes <= 0) {
 			throw new IllegalArgumentException("buffer size must be positive: " + bytes);
 		}
+		checkOpen();
 		int classIndex = this.ladder.indexOf(bytes);
-		if (classIndex < 0) {
-			checkOpen();
-			return lend(acquireLarge(bytes), bytes, null);
+		Block block = (classIndex >= 0) ? this.freeLists.take(classIndex) : null;
+		if (block == null) {
+			block = (classIndex >= 0) ? miss(classIndex) : allocateLarge(bytes);
 		}
-		ThreadCache cache = this.threadCache.get();
-		if (cache == null) {
-			checkOpen();
-			return lend(acquireShared(classIndex, true), bytes, null);
-		}
-		if (cache.epoch != this.epoch) {
-			flush(cache);
-			checkOpen();
-		}
-		int id = cache.poll(classIndex);
-		Block block;
-		if (id >= 0) {
-			block = this.blocks.get(id);
-			cache.lent(block.size);
-		}
-		else {
-			block = acquireShared(classIndex, false);
-		}
-		return lend(block, bytes, cache);
+		return this.leaks.lend(this, block, bytes);
 	}
 
 	/**
@@ -256,25 +179,16 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			throw new IllegalArgumentException("warm count must not be negative: " + count);
 		}
 		checkOpen();
-		long room = Math.min(this.maxCachedBuffers[classIndex] - cachedBuffers(classIndex),
+		long room = Math.min(this.maxCachedBuffers[classIndex] - this.freeLists.cachedBuffers(classIndex),
 				(this.maxCachedBytes - cachedBytes()) / classSize);
 		int added = (int) Math.max(0, Math.min(count, room));
 		long stamp = tick();
 		for (int i = 0; i < added; i++) {
-			Block block = reserve(classIndex, classSize);
-			Stripe stripe = this.stripes[i & this.stripeMask];
-			stripe.lock();
-			try {
-				if (!this.closed) {
-					stripe.push(block, stamp);
-					continue;
-				}
+			Block block = this.ledger.reserve(classIndex, classSize);
+			if (!this.freeLists.add(block, stamp, i)) {
+				this.ledger.free(block);
+				throw closedException();
 			}
-			finally {
-				stripe.unlock();
-			}
-			free(block);
-			throw closedException();
 		}
 		if (added > 0) {
 			this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
@@ -284,6 +198,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	/**
 	 * Releases cached buffers, least recently used first, until at most {@code keepBytes} stay cached.
+	 * Every cached buffer is within reach, whichever thread closed it and whatever that thread does now.
 	 * @return the bytes released to the allocator
 	 * @throws IllegalArgumentException if {@code keepBytes} is negative
 	 */
@@ -293,17 +208,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			throw new IllegalArgumentException("trim target must not be negative: " + keepBytes + " bytes");
 		}
 		checkOpen();
-		reclaimLeaks();
-		drainPending();
-		flushCallingThread();
+		releaseFinished();
 		long released = 0;
 		synchronized (this.trimLock) {
-			this.epoch++;
-			reclaimEndedThreads();
 			tick();
 			long excess;
 			for (int pass = 0; pass < 4 && (excess = cachedBytes() - keepBytes) > 0; pass++) {
-				long freed = releaseOldest(excess);
+				long freed = this.ledger.trim(this.freeLists.removeOldest(excess));
 				if (freed == 0) {
 					break;
 				}
@@ -323,108 +234,90 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			return 0;
 		}
 		synchronized (this.trimLock) {
-			this.epoch++;
-			reclaimEndedThreads();
-			long cutoff = tick() - this.idleTrimNanos;
-			List<Block> released = new ArrayList<>();
-			for (Stripe stripe : this.stripes) {
-				stripe.lock();
-				try {
-					for (int c = 0; c < this.ladder.count(); c++) {
-						Block bottom;
-						while ((bottom = stripe.bottom(c)) != null && bottom.stamp <= cutoff) {
-							released.add(stripe.removeBottom(c));
-						}
-					}
-				}
-				finally {
-					stripe.unlock();
-				}
-			}
-			return freeTrimmed(released);
+			return this.ledger.trim(this.freeLists.removeIdle(tick() - this.idleTrimNanos));
 		}
 	}
 
 	@Override
 	public PoolStatistics statistics() {
-		reclaimLeaks();
-		drainPending();
 		int classes = this.ladder.count();
 		long[] requests = new long[classes];
-		long[] hits = new long[classes];
 		long[] returns = new long[classes];
 		long[] cached = new long[classes];
-		synchronized (this.trimLock) {
-			reclaimEndedThreads();
-			for (int c = 0; c < classes; c++) {
-				requests[c] = this.endedThreadCounts[3 * c];
-				hits[c] = this.endedThreadCounts[3 * c + 1];
-				returns[c] = this.endedThreadCounts[3 * c + 2];
-			}
-			for (ThreadCache cache : this.threadCaches) {
-				for (int c = 0; c < classes; c++) {
-					requests[c] += cache.requests(c);
-					hits[c] += cache.hits(c);
-					returns[c] += cache.returns(c);
-					cached[c] += cache.cached(c);
-				}
-			}
-		}
-		for (Stripe stripe : this.stripes) {
-			stripe.lock();
-			try {
-				for (int c = 0; c < classes; c++) {
-					requests[c] += stripe.requests(c);
-					hits[c] += stripe.hits(c);
-					returns[c] += stripe.returns(c);
-					cached[c] += stripe.cached(c);
-				}
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
+		this.freeLists.addCounts(requests, returns, cached);
 		List<SizeClassStatistics> rows = new ArrayList<>(classes);
-		long totalRequests = this.largeRequests.sum();
-		long totalMisses = totalRequests;
-		long totalReturns = this.largeReturns.sum();
-		long totalHits = 0;
-		long inUseBuffers = this.largeInUseBuffers.get();
-		long inUseBytes = this.largeInUseBytes.get();
+		long largeRequests = this.ledger.largeRequests();
+		long totalRequests = largeRequests;
+		long totalMisses = largeRequests;
+		long totalReturns = this.ledger.largeReturns();
+		long inUseBuffers = this.ledger.largeInUseBuffers();
+		long inUseBytes = this.ledger.largeInUseBytes();
 		long cachedBuffers = 0;
 		long cachedBytes = 0;
 		for (int c = 0; c < classes; c++) {
 			long size = this.ladder.size(c);
-			long inUse = Math.max(0, this.reservedBuffers.get(c) - cached[c]);
-			rows.add(new SizeClassStatistics(size, requests[c], hits[c], this.misses.get(c), returns[c], inUse,
-					cached[c]));
+			long misses = this.ledger.misses(c);
+			long inUse = Math.max(0, this.ledger.reservedBuffers(c) - cached[c]);
+			rows.add(new SizeClassStatistics(size, requests[c], Math.max(0, requests[c] - misses), misses, returns[c],
+					inUse, cached[c]));
 			totalRequests += requests[c];
-			totalHits += hits[c];
-			totalMisses += this.misses.get(c);
+			totalMisses += misses;
 			totalReturns += returns[c];
 			inUseBuffers += inUse;
 			inUseBytes += inUse * size;
 			cachedBuffers += cached[c];
 			cachedBytes += cached[c] * size;
 		}
-		return new PoolStatistics(this.name, kind(), totalRequests, totalHits, totalMisses, totalReturns, inUseBytes,
-				inUseBuffers, cachedBytes, cachedBuffers, this.reservedBytes.get(), this.peakReservedBytes.get(),
-				this.trimmedBytes.get(), this.allocationFailures.sum(), this.leakedBuffers.sum(), rows);
+		return new PoolStatistics(this.name, kind(), totalRequests, Math.max(0, totalRequests - totalMisses),
+				totalMisses, totalReturns, inUseBytes, inUseBuffers, cachedBytes, cachedBuffers,
+				this.ledger.reservedBytes(), this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
+				this.ledger.allocationFailures(), this.leaks.leaked(), rows);
 	}
 
-	/** Bytes cached in all classes, thread caches included; exact when no thread is acquiring or releasing. */
+	/** Bytes cached in all classes: exact when no thread is acquiring or releasing, a recent value otherwise. */
 	@Override
 	public long cachedBytes() {
-		long bytes = sharedCachedBytes();
-		for (ThreadCache cache : this.threadCaches) {
-			bytes += cache.cachedBytes();
-		}
-		return bytes;
+		return this.freeLists.cachedBytes();
 	}
 
 	@Override
 	public long reservedBytes() {
-		return this.reservedBytes.get();
+		return this.ledger.reservedBytes();
+	}
+
+	@Override
+	public long usedBytes() {
+		return Math.max(0, this.ledger.reservedBytes() - this.freeLists.cachedBytes());
+	}
+
+	@Override
+	public long usedBuffers() {
+		return Math.max(0, this.ledger.reservedBuffers() - this.freeLists.cachedBuffers());
+	}
+
+	@Override
+	public long cachedBuffers() {
+		return this.freeLists.cachedBuffers();
+	}
+
+	@Override
+	public long hits() {
+		return Math.max(0, this.freeLists.requests() + this.ledger.largeRequests() - this.ledger.misses());
+	}
+
+	@Override
+	public long misses() {
+		return this.ledger.misses();
+	}
+
+	@Override
+	public long trimmedBytes() {
+		return this.ledger.trimmedBytes();
+	}
+
+	@Override
+	public long allocationFailures() {
+		return this.ledger.allocationFailures();
 	}
 
 	/**
@@ -439,49 +332,17 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				return;
 			}
 			this.closed = true;
-			this.epoch++;
 		}
 		if (this.maintenance != null) {
 			this.maintenance.cancel(false);
 		}
-		reclaimLeaks();
-		for (PendingRelease release; (release = this.pending.poll()) != null;) {
-			release.event.close();
-			releaseToSharedLists(release.block);
-		}
-		List<Block> cached = new ArrayList<>();
-		for (Stripe stripe : this.stripes) {
-			stripe.lock();
-			try {
-				for (int c = 0; c < this.ladder.count(); c++) {
-					for (Block block = stripe.pop(c); block != null; block = stripe.pop(c)) {
-						cached.add(block);
-					}
-				}
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
-		cached.forEach(this::free);
-		flushCallingThread();
-		long inThreadCaches;
-		synchronized (this.trimLock) {
-			reclaimEndedThreads();
-			inThreadCaches = cachedBytes();
-		}
-		if (inThreadCaches > 0) {
-			this.afterClose = Maintenance.schedule(this::reclaimAfterClose, AFTER_CLOSE_PERIOD_NANOS);
-		}
-		long inUse = this.reservedBytes.get() - inThreadCaches;
+		this.leaks.reclaim(this.name, this::release);
+		this.pending.drainAll(this::release);
+		this.freeLists.close().forEach(this.ledger::free);
+		long inUse = this.ledger.reservedBytes();
 		if (inUse > 0) {
 			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
 					+ "the allocator as its buffers are closed", this.name, ByteSizes.format(inUse));
-		}
-		if (inThreadCaches > 0) {
-			LOGGER.log(System.Logger.Level.DEBUG, "Pool ''{0}'' closed with {1} in the caches of running threads; "
-					+ "it goes back to the allocator when those threads next use the pool or end", this.name,
-					ByteSizes.format(inThreadCaches));
 		}
 	}
 
@@ -497,66 +358,28 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * Called by {@link PooledBuffer#close()}: caches the block in the calling thread's cache, or in the
-	 * shared lists when that is full, as far as the caps allow. {@code origin} is the cache the block was
-	 * lent from, which spares a thread-local lookup when the lending thread also closes.
+	 * Called by {@link PooledBuffer#close()}: caches the block in the stripe it came from, as far as the
+	 * caps allow, or gives it back to the allocator. While the pool reserves no more than the caps allow,
+	 * this checks nothing else.
 	 */
-	void release(Block block, ThreadCache origin) {
+	void release(Block block) {
 		int classIndex = block.classIndex;
 		if (classIndex < 0) {
-			this.largeReturns.increment();
-			this.largeInUseBuffers.decrementAndGet();
-			this.largeInUseBytes.addAndGet(-block.size);
-			free(block);
+			this.ledger.largeReturned(block.size);
+			this.ledger.free(block);
 			return;
 		}
-		releaseTo((origin != null && origin.owner == Thread.currentThread()) ? origin : this.threadCache.get(), block);
-	}
-
-	/**
-	 * Caches a block of a size class in {@code cache}, the calling thread's, or in the shared lists when
-	 * that is full or null, as far as the caps allow.
-	 */
-	private void releaseTo(ThreadCache cache, Block block) {
-		int classIndex = block.classIndex;
-		if (cache != null && cache.epoch != this.epoch && flush(cache)) {
-			cache.countReturn(classIndex);
-			free(block);
-			return;
-		}
-		boolean withinCaps = this.reservedBuffers.get(classIndex) <= this.maxCachedBuffers[classIndex]
-				&& this.reservedBytes.get() <= this.maxCachedBytes;
-		if (cache != null && cache.offer(block, withinCaps, this.clock)) {
-			return;
-		}
-		Stripe stripe = this.stripes[homeStripe()];
-		stripe.lockHome();
-		try {
-			if (cache == null) {
-				stripe.countReturn(classIndex);
+		boolean cache = (this.ledger.reservedBuffers(classIndex) <= this.maxCachedBuffers[classIndex]
+				&& this.ledger.reservedBytes() <= this.maxCachedBytes)
+				|| (this.freeLists.cachedBuffers(classIndex) < this.maxCachedBuffers[classIndex]
+						&& this.freeLists.cachedBytes() + block.size <= this.maxCachedBytes);
+		if (!this.freeLists.put(block, this.clock, cache)) {
+			if (this.closed) {
+				this.ledger.free(block);
 			}
-			if (withinCaps && !this.closed) {
-				stripe.push(block, this.clock);
-				return;
+			else {
+				this.ledger.trim(List.of(block));
 			}
-		}
-		finally {
-			stripe.unlock();
-		}
-		releaseBeyondCaps(block, stripe);
-	}
-
-	/**
-	 * Releases a block on behalf of its user (a leak reclaimed, a release after a stream), into the
-	 * shared lists rather than the calling thread's cache: the calling thread may be one that never
-	 * acquires, whose cache no trim would reach.
-	 */
-	private void releaseToSharedLists(Block block) {
-		if (block.classIndex < 0) {
-			release(block, null);
-		}
-		else {
-			releaseTo(null, block);
 		}
 	}
 
@@ -564,10 +387,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	void releaseAfter(Block block, GpuEvent event) {
 		if (event.isComplete()) {
 			event.close();
-			release(block, null);
+			release(block);
 		}
 		else {
-			this.pending.add(new PendingRelease(block, event));
+			this.pending.add(block, event);
 		}
 	}
 
@@ -579,208 +402,41 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * Wraps a block in a buffer for its user, watched for leaks: at level {@code paranoid} always, at
-	 * {@code simple} one acquire in {@value ThreadCache#LEAK_SAMPLING_INTERVAL} per thread and every
-	 * buffer lent without a thread cache.
+	 * No cached block of the class: one whose stream work has just completed, or a new one from the
+	 * allocator (retried after freeing memory if refused).
 	 */
-	private PooledBuffer lend(Block block, long bytes, ThreadCache cache) {
-		PooledBuffer buffer = new PooledBuffer(this, block, bytes, cache);
-		if (this.leakDetection != LeakDetection.DISABLED
-				&& (this.leakDetection == LeakDetection.PARANOID || cache == null || cache.sampleLeak())) {
-			watch(buffer, block, bytes);
-		}
-		return buffer;
-	}
-
-	private void watch(PooledBuffer buffer, Block block, long bytes) {
-		Throwable site = (this.leakDetection == LeakDetection.PARANOID)
-				? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
-		block.leak = new Block.Leak(buffer, block, this.leaks, site);
-	}
-
-	/** Takes a block of the class from the shared lists, the calling thread's stripe first, or allocates one. */
-	private Block acquireShared(int classIndex, boolean countRequest) {
-		int home = homeStripe();
-		Stripe stripe = this.stripes[home];
-		Block block;
-		stripe.lockHome();
-		try {
-			if (countRequest) {
-				stripe.countRequest(classIndex);
-			}
-			block = stripe.pop(classIndex);
-			if (block != null) {
-				stripe.countHit(classIndex);
-			}
-		}
-		finally {
-			stripe.unlock();
-		}
-		return (block != null) ? block : acquireMissing(classIndex, home);
-	}
-
-	/** The calling thread's new cache, or null where threads get none: thread caches off, or a virtual thread. */
-	private ThreadCache newThreadCache() {
-		Thread thread = Thread.currentThread();
-		if (this.threadCacheBuffers == 0 || VirtualThreads.isVirtual(thread)) {
-			return null;
-		}
-		int current = this.epoch;
-		ThreadCache cache = new ThreadCache(thread, this.ladder.count(), this.threadCacheBuffers,
-				this.threadCacheBytes, this.closed ? current - 1 : current);
-		this.threadCaches.add(cache);
-		return cache;
-	}
-
-	/** Flushes the calling thread's cache, if it has one, so that a trim or close reaches its blocks. */
-	private void flushCallingThread() {
-		ThreadCache own = this.threadCache.get();
-		if (own != null) {
-			flush(own);
-		}
-	}
-
-	/**
-	 * Hands the blocks of the calling thread's cache back to the shared lists, or to the allocator once
-	 * the pool is closed, and brings the cache up to the pool's epoch.
-	 * @return whether the pool is closed
-	 */
-	private boolean flush(ThreadCache cache) {
-		int current = this.epoch;
-		boolean wasClosed = this.closed;
-		cache.epoch = wasClosed ? current - 1 : current;
-		return returnToSharedLists(cache);
-	}
-
-	/**
-	 * Moves the blocks of a thread cache whose owner is the calling thread or has ended to the calling
-	 * thread's stripe, or to the allocator once the pool is closed.
-	 * @return whether the pool is closed
-	 */
-	private boolean returnToSharedLists(ThreadCache cache) {
-		List<Block> drained = new ArrayList<>();
-		cache.drain((id, stamp) -> {
-			Block block = this.blocks.get(id);
-			block.stamp = stamp;
-			drained.add(block);
-		});
-		if (!drained.isEmpty()) {
-			Stripe stripe = this.stripes[homeStripe()];
-			stripe.lock();
-			try {
-				if (!this.closed) {
-					drained.forEach(block -> stripe.push(block, block.stamp));
-					return false;
-				}
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
-		drained.forEach(this::free);
-		return this.closed;
-	}
-
-	/**
-	 * Takes over the caches of threads that have ended: their blocks go to the shared lists (to the
-	 * allocator once the pool is closed) and their counts to the pool's. Called holding trimLock.
-	 */
-	private void reclaimEndedThreads() {
-		for (ThreadCache cache : this.threadCaches) {
-			if (cache.owner.isAlive()) {
-				continue;
-			}
-			this.threadCaches.remove(cache);
-			for (int c = 0; c < this.ladder.count(); c++) {
-				this.endedThreadCounts[3 * c] += cache.requests(c);
-				this.endedThreadCounts[3 * c + 1] += cache.hits(c);
-				this.endedThreadCounts[3 * c + 2] += cache.returns(c);
-			}
-			returnToSharedLists(cache);
-		}
-	}
-
-	/** After close: frees what running threads still cached as they end, until nothing is left. */
-	private void reclaimAfterClose() {
-		synchronized (this.trimLock) {
-			reclaimEndedThreads();
-			if (cachedBytes() == 0 && this.afterClose != null) {
-				this.afterClose.cancel(false);
-			}
-		}
-	}
-
-	private long sharedCachedBytes() {
-		long bytes = 0;
-		for (Stripe stripe : this.stripes) {
-			bytes += stripe.cachedBytes;
-		}
-		return bytes;
-	}
-
-	private Block acquireMissing(int classIndex, int home) {
-		for (int i = 1; i < this.stripes.length; i++) {
-			Block block = popCounted(this.stripes[(home + i) & this.stripeMask], classIndex);
+	private Block miss(int classIndex) {
+		if (releaseFinished()) {
+			Block block = this.freeLists.poll(classIndex);
 			if (block != null) {
 				return block;
 			}
 		}
-		if (drainPending() > 0) {
-			Block block = popCounted(this.stripes[home], classIndex);
-			if (block != null) {
-				return block;
-			}
-		}
-		this.misses.incrementAndGet(classIndex);
-		reclaimLeaks();
-		Block block = allocateWithRetry(classIndex, this.ladder.size(classIndex));
+		this.ledger.countMiss(classIndex);
+		Block block = reserve(classIndex, this.ladder.size(classIndex));
+		block.stripe = this.freeLists.home();
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
 
-	/** Takes a cached block of the class from a stripe, counting a hit, or answers null. */
-	private static Block popCounted(Stripe stripe, int classIndex) {
-		stripe.lock();
-		try {
-			Block block = stripe.pop(classIndex);
-			if (block != null) {
-				stripe.countHit(classIndex);
-			}
-			return block;
-		}
-		finally {
-			stripe.unlock();
-		}
-	}
-
-	private Block acquireLarge(long bytes) {
-		this.largeRequests.increment();
-		Block block = allocateWithRetry(-1, bytes);
-		this.largeInUseBuffers.incrementAndGet();
-		this.largeInUseBytes.addAndGet(bytes);
+	private Block allocateLarge(long bytes) {
+		this.ledger.countLargeRequest();
+		Block block = reserve(-1, bytes);
+		this.ledger.largeLent(bytes);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
 
-	private Block allocateWithRetry(int classIndex, long size) {
+	private Block reserve(int classIndex, long size) {
 		tick();
-		for (int attempt = 0;; attempt++) {
-			try {
-				return reserve(classIndex, size);
-			}
-			catch (GpuOutOfMemoryException ex) {
-				if (attempt >= this.oomRetries || this.closed || makeRoom(size, attempt) == 0) {
-					this.allocationFailures.increment();
-					this.listeners.forEach((listener) -> listener.allocationFailed(this, size));
-					long cached = cachedBytes();
-					throw new GpuOutOfMemoryException(ex.diagnostic()
-						.withPool(this.reservedBytes.get() - cached, cached, this.ladder.largest()), ex);
-				}
-			}
-			catch (RuntimeException ex) {
-				this.allocationFailures.increment();
-				throw ex;
-			}
+		try {
+			return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
+		}
+		catch (GpuOutOfMemoryException ex) {
+			this.listeners.forEach((listener) -> listener.allocationFailed(this, size));
+			long cached = cachedBytes();
+			throw new GpuOutOfMemoryException(ex.diagnostic()
+				.withPool(this.ledger.reservedBytes() - cached, cached, this.ladder.largest()), ex);
 		}
 	}
 
@@ -790,7 +446,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	 * @return the bytes freed
 	 */
 	private long makeRoom(long size, int attempt) {
-		drainPending();
+		if (this.closed) {
+			return 0;
+		}
+		releaseFinished();
 		if (!this.listeners.isEmpty()) {
 			long freed = 0;
 			for (PoolListener listener : this.listeners) {
@@ -803,175 +462,22 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * Releases the blocks whose stream work has completed, in the order they were closed.
-	 * @return how many were released
+	 * Takes back the blocks of leaked buffers and of buffers whose stream work has completed.
+	 * @return whether any came back
 	 */
-	private int drainPending() {
-		int released = 0;
-		for (Iterator<PendingRelease> it = this.pending.iterator(); it.hasNext();) {
-			PendingRelease release = it.next();
-			if (release.event.isComplete() && this.pending.remove(release)) {
-				release.event.close();
-				releaseToSharedLists(release.block);
-				released++;
-			}
-		}
-		return released;
-	}
-
-	private Block reserve(int classIndex, long size) {
-		Allocation allocation = this.allocator.allocate(size);
-		Block block = new Block(allocation, classIndex);
-		block.id = this.blocks.add(block);
-		if (classIndex >= 0) {
-			this.reservedBuffers.incrementAndGet(classIndex);
-		}
-		this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(size), Math::max);
-		return block;
-	}
-
-	private void free(Block block) {
-		this.blocks.remove(block.id);
-		if (block.classIndex >= 0) {
-			this.reservedBuffers.decrementAndGet(block.classIndex);
-		}
-		this.reservedBytes.addAndGet(-block.size);
-		this.allocator.free(block.allocation);
-	}
-
-	private long freeTrimmed(List<Block> released) {
-		long bytes = 0;
-		for (Block block : released) {
-			free(block);
-			bytes += block.size;
-		}
-		this.trimmedBytes.addAndGet(bytes);
-		return bytes;
-	}
-
-	private void releaseBeyondCaps(Block block, Stripe stripe) {
-		int classIndex = block.classIndex;
-		if (!this.closed && cachedBuffers(classIndex) < this.maxCachedBuffers[classIndex]
-				&& cachedBytes() + block.size <= this.maxCachedBytes) {
-			stripe.lock();
-			try {
-				if (!this.closed) {
-					stripe.push(block, this.clock);
-					return;
-				}
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
-		if (this.closed) {
-			free(block);
-		}
-		else {
-			freeTrimmed(List.of(block));
-		}
-	}
-
-	/**
-	 * Releases about {@code bytes} of the least recently cached blocks: finds the stamp below which they
-	 * lie, then takes blocks from the bottoms of the stacks up to it.
-	 */
-	private long releaseOldest(long bytes) {
-		List<long[]> stamped = new ArrayList<>();
-		for (Stripe stripe : this.stripes) {
-			stripe.lock();
-			try {
-				for (int c = 0; c < this.ladder.count(); c++) {
-					stripe.forEachCached(c, block -> stamped.add(new long[] { block.stamp, block.size }));
-				}
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
-		stamped.sort((a, b) -> Long.compare(a[0], b[0]));
-		long cutoff = Long.MIN_VALUE;
-		long covered = 0;
-		for (long[] entry : stamped) {
-			if (covered >= bytes) {
-				break;
-			}
-			cutoff = entry[0];
-			covered += entry[1];
-		}
-		long budget = bytes;
-		List<Block> released = new ArrayList<>();
-		for (Stripe stripe : this.stripes) {
-			stripe.lock();
-			try {
-				for (int c = 0; c < this.ladder.count() && budget > 0; c++) {
-					Block bottom;
-					while (budget > 0 && (bottom = stripe.bottom(c)) != null && bottom.stamp <= cutoff) {
-						released.add(stripe.removeBottom(c));
-						budget -= bottom.size;
-					}
-				}
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
-		return freeTrimmed(released);
-	}
-
-	private long cachedBuffers(int classIndex) {
-		long count = 0;
-		for (Stripe stripe : this.stripes) {
-			count += stripe.cached(classIndex);
-		}
-		return count;
-	}
-
-	/** Returns the blocks of buffers that became unreachable without close to the pool, and reports them. */
-	private void reclaimLeaks() {
-		Block.Leak leak;
-		while ((leak = (Block.Leak) this.leaks.poll()) != null) {
-			Block block = leak.block;
-			if (!Block.LEAK.compareAndSet(block, leak, null)) {
-				continue;
-			}
-			this.leakedBuffers.increment();
-			String message = "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '" + this.name
-					+ "' became unreachable without close(); its memory was reclaimed."
-					+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : "");
-			LOGGER.log(System.Logger.Level.WARNING, message, leak.site);
-			releaseToSharedLists(block);
-		}
+	private boolean releaseFinished() {
+		return this.leaks.reclaim(this.name, this::release) + this.pending.drain(this::release) > 0;
 	}
 
 	private void maintain() {
 		try {
 			tick();
-			reclaimLeaks();
-			drainPending();
-			synchronized (this.trimLock) {
-				reclaimEndedThreads();
-			}
+			releaseFinished();
 			trimIdle();
 		}
 		catch (RuntimeException ex) {
 			LOGGER.log(System.Logger.Level.WARNING, "Maintenance of pool '" + this.name + "' failed", ex);
 		}
-	}
-
-	private long maintenancePeriodNanos() {
-		long period = 0;
-		if (this.idleTrimNanos > 0) {
-			period = Math.max(1_000_000L, this.idleTrimNanos / 4);
-		}
-		if (this.leakDetection != LeakDetection.DISABLED || this.threadCacheBuffers > 0) {
-			period = (period == 0) ? MAINTENANCE_PERIOD_NANOS : Math.min(period, MAINTENANCE_PERIOD_NANOS);
-		}
-		return period;
-	}
-
-	private int homeStripe() {
-		return StripeIndex.current() & this.stripeMask;
 	}
 
 	private void checkOpen() {
@@ -982,9 +488,6 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private IllegalStateException closedException() {
 		return new IllegalStateException("pool '" + this.name + "' is closed");
-	}
-
-	private record PendingRelease(Block block, GpuEvent event) {
 	}
 
 }

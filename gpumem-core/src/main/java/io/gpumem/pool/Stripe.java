@@ -2,13 +2,12 @@ package io.gpumem.pool;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
-import java.util.function.Consumer;
+import java.util.List;
 
 /**
- * One stripe of a pool's free lists: a stack of cached blocks per size class and the counters of the
- * acquires and releases made on it, all behind one small spin lock. Threads are spread over stripes
- * round-robin ({@link StripeIndex}), so two request threads rarely meet on one lock (Netty's thread caches, jemalloc's
- * arenas).
+ * One stripe of a pool's free lists: a stack of cached blocks per size class, and the counts of the
+ * requests and returns made on it, all behind one small spin lock. Only the lock's holder writes;
+ * statistics read the counts and sizes without it, as recent values.
  * <p>
  * Each stack is a ring: lent blocks are pushed and popped at its top, and trims take the least
  * recently used blocks from its bottom.
@@ -26,19 +25,16 @@ final class Stripe extends StripePadding {
 		}
 	}
 
-	private static final int PAD = 8;
-
-	private static final int REQUESTS = 0;
-
-	private static final int HITS = 1;
-
-	private static final int RETURNS = 2;
+	/** Padding, in array elements, at both ends of what the lock's holder writes. */
+	private static final int PAD = 16;
 
 	@SuppressWarnings("unused")
 	private volatile int lock;
 
-	/** Requests, hits and returns per class, between padding so that stripes do not share a cache line. */
-	private final long[] counters;
+	private final int classes;
+
+	/** Per class, requests counted here, then returns; then the requests and returns of every class together. */
+	private final long[] counts;
 
 	private final Block[][] stacks;
 
@@ -47,10 +43,17 @@ final class Stripe extends StripePadding {
 	private final int[] sizes;
 
 	/** Bytes of the blocks in all stacks. */
-	long cachedBytes;
+	private long cachedBytes;
+
+	/** Blocks in all stacks. */
+	private int cachedBuffers;
+
+	/** Set by {@link #close(List)}: the stripe takes no more blocks. */
+	private boolean closed;
 
 	Stripe(int classes) {
-		this.counters = new long[PAD + 3 * classes + PAD];
+		this.classes = classes;
+		this.counts = new long[PAD + 2 * classes + 2 + PAD];
 		this.stacks = new Block[classes][];
 		this.bottoms = new int[PAD + classes + PAD];
 		this.sizes = new int[PAD + classes + PAD];
@@ -90,36 +93,51 @@ final class Stripe extends StripePadding {
 	}
 
 	void countRequest(int classIndex) {
-		this.counters[PAD + 3 * classIndex + REQUESTS]++;
-	}
-
-	void countHit(int classIndex) {
-		this.counters[PAD + 3 * classIndex + HITS]++;
+		this.counts[PAD + classIndex]++;
+		this.counts[PAD + 2 * this.classes]++;
 	}
 
 	void countReturn(int classIndex) {
-		this.counters[PAD + 3 * classIndex + RETURNS]++;
+		this.counts[PAD + this.classes + classIndex]++;
+		this.counts[PAD + 2 * this.classes + 1]++;
 	}
 
 	long requests(int classIndex) {
-		return this.counters[PAD + 3 * classIndex + REQUESTS];
-	}
-
-	long hits(int classIndex) {
-		return this.counters[PAD + 3 * classIndex + HITS];
+		return this.counts[PAD + classIndex];
 	}
 
 	long returns(int classIndex) {
-		return this.counters[PAD + 3 * classIndex + RETURNS];
+		return this.counts[PAD + this.classes + classIndex];
 	}
 
-	/** Blocks cached in a class; exact under the lock, a recent value without it. */
+	/** Requests of every class counted here. */
+	long requests() {
+		return this.counts[PAD + 2 * this.classes];
+	}
+
+	/** Returns of every class counted here. */
+	long returns() {
+		return this.counts[PAD + 2 * this.classes + 1];
+	}
+
+	/** Blocks cached in a class. */
 	int cached(int classIndex) {
 		return this.sizes[PAD + classIndex];
 	}
 
-	/** Pushes a block on top of its class's stack. */
-	void push(Block block, long stamp) {
+	long cachedBytes() {
+		return this.cachedBytes;
+	}
+
+	int cachedBuffers() {
+		return this.cachedBuffers;
+	}
+
+	/** Pushes a block on top of its class's stack, stamped; answers false, pushing nothing, once closed. */
+	boolean push(Block block, long stamp) {
+		if (this.closed) {
+			return false;
+		}
 		int classIndex = block.classIndex;
 		Block[] stack = this.stacks[classIndex];
 		int size = this.sizes[PAD + classIndex];
@@ -130,6 +148,8 @@ final class Stripe extends StripePadding {
 		stack[(this.bottoms[PAD + classIndex] + size) & (stack.length - 1)] = block;
 		this.sizes[PAD + classIndex] = size + 1;
 		this.cachedBytes += block.size;
+		this.cachedBuffers++;
+		return true;
 	}
 
 	/** Pops the most recently pushed block of a class, or returns null. */
@@ -142,8 +162,7 @@ final class Stripe extends StripePadding {
 		int slot = (this.bottoms[PAD + classIndex] + size - 1) & (stack.length - 1);
 		Block block = stack[slot];
 		stack[slot] = null;
-		this.sizes[PAD + classIndex] = size - 1;
-		this.cachedBytes -= block.size;
+		taken(classIndex, size, block);
 		return block;
 	}
 
@@ -163,18 +182,36 @@ final class Stripe extends StripePadding {
 		Block block = stack[bottom];
 		stack[bottom] = null;
 		this.bottoms[PAD + classIndex] = (bottom + 1) & (stack.length - 1);
-		this.sizes[PAD + classIndex] = size - 1;
-		this.cachedBytes -= block.size;
+		taken(classIndex, size, block);
 		return block;
 	}
 
-	/** Visits the cached blocks of a class from least to most recently pushed. */
-	void forEachCached(int classIndex, Consumer<Block> action) {
-		Block[] stack = this.stacks[classIndex];
-		int bottom = this.bottoms[PAD + classIndex];
-		for (int i = 0; i < this.sizes[PAD + classIndex]; i++) {
-			action.accept(stack[(bottom + i) & (stack.length - 1)]);
+	/** Adds the stamps of the cached blocks, from least to most recently pushed per class, to {@code stamps}. */
+	void collectStamps(List<long[]> stamps) {
+		for (int c = 0; c < this.classes; c++) {
+			Block[] stack = this.stacks[c];
+			int bottom = this.bottoms[PAD + c];
+			for (int i = 0; i < this.sizes[PAD + c]; i++) {
+				Block block = stack[(bottom + i) & (stack.length - 1)];
+				stamps.add(new long[] { block.stamp, block.size });
+			}
 		}
+	}
+
+	/** Takes every cached block into {@code blocks} and takes no more. */
+	void close(List<Block> blocks) {
+		this.closed = true;
+		for (int c = 0; c < this.classes; c++) {
+			for (Block block = pop(c); block != null; block = pop(c)) {
+				blocks.add(block);
+			}
+		}
+	}
+
+	private void taken(int classIndex, int size, Block block) {
+		this.sizes[PAD + classIndex] = size - 1;
+		this.cachedBytes -= block.size;
+		this.cachedBuffers--;
 	}
 
 	private Block[] grow(int classIndex) {

@@ -1,6 +1,8 @@
 package io.gpumem.pool;
 
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.CountDownLatch;
 
 import org.junit.jupiter.api.AfterEach;
@@ -159,7 +161,7 @@ class StratifiedMemoryPoolTest {
 
 	@Test
 	void idleBuffersAreTrimmedInTheBackground() throws InterruptedException {
-		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofMillis(40)).threadCache(0, 0));
+		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofMillis(40)));
 		closeAll(acquireAll(pool, 4096, 3));
 		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
 		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
@@ -320,19 +322,43 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void leakDetectionSimpleWatchesOneAcquireInAHundredAndTwentyEightPerThread() throws InterruptedException {
+	void leakDetectionSimpleWatchesEveryBufferOfSixtyFourKibibytesOrMore() throws InterruptedException {
 		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.SIMPLE));
-		for (int i = 0; i < 2 * ThreadCache.LEAK_SAMPLING_INTERVAL; i++) {
-			leak(pool, 2048);
+		for (int i = 0; i < 3; i++) {
+			pool.acquire(64 << 10).close();
 		}
-		awaitLeaks(pool, 2);
+		leak(pool, 64 << 10);
+		awaitLeaks(pool, 1);
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.leakedBuffers()).as("the block's fourth lend was watched").isEqualTo(1);
+		assertThat(stats.inUseBuffers()).isZero();
+		assertThat(stats.cachedBytes()).isEqualTo(64 << 10);
+	}
+
+	@Test
+	void leakDetectionSimpleWatchesASmallBlocksFirstLendAndOneInAHundredAndTwentyEight() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.SIMPLE));
+		pool.acquire(2048).close();
+		leak(pool, 2048);
 		for (int i = 0; i < 3; i++) {
 			System.gc();
 			Thread.sleep(20);
 		}
-		PoolStatistics stats = pool.statistics();
-		assertThat(stats.leakedBuffers()).isEqualTo(2);
-		assertThat(stats.inUseBuffers()).isEqualTo(2 * ThreadCache.LEAK_SAMPLING_INTERVAL - 2);
+		assertThat(pool.trim(0)).as("the unwatched second lend stays lent").isZero();
+		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
+		leak(pool, 2048);
+		awaitLeaks(pool, 1);
+		assertThat(pool.statistics().leakedBuffers()).as("a new block's first lend is watched").isEqualTo(1);
+		PooledBuffer reused = pool.acquire(2048);
+		for (int lend = 3; lend <= LeakWatch.SAMPLING_INTERVAL; lend++) {
+			reused.close();
+			reused = pool.acquire(2048);
+		}
+		reused.close();
+		leak(pool, 2048);
+		awaitLeaks(pool, 2);
+		assertThat(pool.statistics().leakedBuffers()).as("its lend 129, the first of the next 128, was watched").isEqualTo(2);
+		assertThat(pool.statistics().inUseBuffers()).as("the unwatched leak").isEqualTo(1);
 	}
 
 	@Test
@@ -348,83 +374,88 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void aThreadServesItsOwnClosedBuffersFromItsCacheAndTheCountsIncludeIt() {
-		StratifiedMemoryPool pool = pool(config().threadCache(2, 1L << 20));
-		closeAll(acquireAll(pool, 4096, 3));
-		PooledBuffer[] again = acquireAll(pool, 4096, 3);
-		PoolStatistics stats = pool.statistics();
-		assertThat(stats.requests()).isEqualTo(6);
-		assertThat(stats.hits()).as("two from the thread cache, one from the shared lists").isEqualTo(3);
-		assertThat(stats.misses()).isEqualTo(3);
-		assertThat(stats.inUseBuffers()).isEqualTo(3);
-		closeAll(again);
-		assertThat(pool.statistics().returns()).isEqualTo(6);
-		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
-		assertThat(pool.trim(0)).isEqualTo(3 * 4096);
-		assertThat(this.allocator.statistics().currentBytes()).isZero();
-	}
-
-	@Test
-	void aTrimReachesTheCacheOfAThreadThatHasEnded() throws InterruptedException {
+	void aBufferClosedOnOneThreadServesTheNextRequestOnAnother() throws Exception {
 		StratifiedMemoryPool pool = pool(config());
 		Thread worker = new Thread(() -> closeAll(acquireAll(pool, 4096, 3)));
 		worker.start();
 		worker.join();
-		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
-		assertThat(pool.trim(0)).isEqualTo(3 * 4096);
-		assertThat(pool.statistics().returns()).isEqualTo(3);
-		assertThat(this.allocator.statistics().currentBytes()).isZero();
+		PooledBuffer[] again = acquireAll(pool, 4096, 3);
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.requests()).isEqualTo(6);
+		assertThat(stats.hits()).isEqualTo(3);
+		assertThat(stats.misses()).isEqualTo(3);
+		assertThat(stats.returns()).isEqualTo(3);
+		assertThat(this.allocator.statistics().totalCount()).isEqualTo(3);
+		closeAll(again);
 	}
 
 	@Test
-	void aRunningThreadHandsItsCacheBackAtItsNextUseAfterATrim() throws Exception {
+	void trimReachesEveryBufferWhileTheThreadsThatClosedThemAreAliveAndIdle() throws Exception {
 		StratifiedMemoryPool pool = pool(config());
-		CountDownLatch cached = new CountDownLatch(1);
-		CountDownLatch trimmed = new CountDownLatch(1);
-		CountDownLatch used = new CountDownLatch(1);
+		int workers = 8;
+		CountDownLatch acquired = new CountDownLatch(workers);
+		CountDownLatch cached = new CountDownLatch(workers);
 		CountDownLatch checked = new CountDownLatch(1);
-		Thread worker = new Thread(() -> {
-			closeAll(acquireAll(pool, 4096, 3));
-			cached.countDown();
-			await(trimmed);
-			pool.acquire(256).close();
-			used.countDown();
-			await(checked);
-		});
-		worker.start();
+		List<Thread> threads = new ArrayList<>();
+		for (int w = 0; w < workers; w++) {
+			long size = 4096L << (w % 4);
+			Thread worker = new Thread(() -> {
+				PooledBuffer[] buffers = acquireAll(pool, size, 3);
+				acquired.countDown();
+				await(acquired);
+				closeAll(buffers);
+				cached.countDown();
+				await(checked);
+			});
+			threads.add(worker);
+			worker.start();
+		}
 		cached.await();
-		assertThat(pool.trim(0)).as("the worker's cache is its own until it runs again").isZero();
-		assertThat(pool.cachedBytes()).isEqualTo(3 * 4096);
-		trimmed.countDown();
-		used.await();
-		assertThat(pool.trim(0)).as("the 256 B buffer stays in the worker's cache").isEqualTo(3 * 4096);
-		checked.countDown();
-		worker.join();
-		pool.close();
+		long cachedBytes = pool.cachedBytes();
+		assertThat(cachedBytes).isEqualTo(2 * 3 * (4096 + 8192 + 16384 + 32768));
+		assertThat(pool.trim(0)).isEqualTo(cachedBytes);
+		assertThat(pool.reservedBytes()).isZero();
 		assertThat(this.allocator.statistics().currentBytes()).isZero();
+		assertThat(threads).allMatch(Thread::isAlive);
+		checked.countDown();
+		for (Thread thread : threads) {
+			thread.join();
+		}
 	}
 
 	@Test
-	void closeFreesWhatAThreadStillCachesWhenThatThreadEnds() throws Exception {
-		StratifiedMemoryPool pool = pool(config());
-		CountDownLatch cached = new CountDownLatch(1);
-		CountDownLatch closed = new CountDownLatch(1);
-		Thread worker = new Thread(() -> {
-			closeAll(acquireAll(pool, 4096, 2));
-			cached.countDown();
-			await(closed);
-		});
-		worker.start();
-		cached.await();
-		pool.close();
-		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(2 * 4096);
-		closed.countDown();
-		worker.join();
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while (this.allocator.statistics().currentBytes() > 0 && System.nanoTime() < deadline) {
-			Thread.sleep(10);
+	void statisticsChangeNothing() throws InterruptedException {
+		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.PARANOID));
+		leak(pool, 2048);
+		for (int i = 0; i < 3; i++) {
+			System.gc();
+			Thread.sleep(20);
 		}
-		assertThat(this.allocator.statistics().currentBytes()).isZero();
+		PoolStatistics first = pool.statistics();
+		PoolStatistics second = pool.statistics();
+		assertThat(second).isEqualTo(first);
+		assertThat(first.inUseBuffers()).as("reclaiming is the maintenance's work, not a read's").isEqualTo(1);
+	}
+
+	@Test
+	void theSingleFiguresAgreeWithTheSnapshot() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).maxCachedBuffers(1024, 1));
+		PooledBuffer[] small = acquireAll(pool, 1000, 3);
+		PooledBuffer large = pool.acquire(10_000);
+		PooledBuffer medium = pool.acquire(4096);
+		closeAll(small);
+		medium.close();
+		pool.acquire(4096).close();
+		PoolStatistics stats = pool.statistics();
+		assertThat(pool.usedBytes()).isEqualTo(stats.inUseBytes()).isEqualTo(10_000);
+		assertThat(pool.usedBuffers()).isEqualTo(stats.inUseBuffers()).isEqualTo(1);
+		assertThat(pool.cachedBytes()).isEqualTo(stats.cachedBytes()).isEqualTo(1024 + 4096);
+		assertThat(pool.cachedBuffers()).isEqualTo(stats.cachedBuffers()).isEqualTo(2);
+		assertThat(pool.hits()).isEqualTo(stats.hits()).isEqualTo(1);
+		assertThat(pool.misses()).isEqualTo(stats.misses()).isEqualTo(5);
+		assertThat(pool.trimmedBytes()).isEqualTo(stats.trimmedBytes()).isEqualTo(2 * 1024);
+		assertThat(pool.allocationFailures()).isEqualTo(stats.allocationFailures()).isZero();
+		large.close();
 	}
 
 	private static void await(CountDownLatch latch) {

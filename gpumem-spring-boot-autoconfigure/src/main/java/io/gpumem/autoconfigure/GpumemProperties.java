@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
+import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 import org.springframework.validation.Errors;
 import org.springframework.validation.Validator;
@@ -51,8 +52,9 @@ public class GpumemProperties implements Validator {
 	private final Pressure pressure = new Pressure();
 
 	/**
-	 * How buffers that become unreachable without being closed are found: disabled, simple (one acquire
-	 * in 128 per thread watched, reclaimed and reported) or paranoid (every acquire, with where it happened).
+	 * How buffers that become unreachable without being closed are found: disabled, simple (every buffer
+	 * of 64KB or more, and of smaller blocks the first lend and one in 128, watched, reclaimed and reported)
+	 * or paranoid (every buffer, with where it was acquired).
 	 */
 	private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
@@ -196,7 +198,8 @@ public class GpumemProperties implements Validator {
 		/** Cached buffers unused this long are released; never when not set. */
 		private Duration idleTrimAfter;
 
-		/** Each request thread's own cache of closed buffers, served again without a lock. */
+		/** Deprecated: pools keep no per-thread caches. */
+		@SuppressWarnings("removal")
 		private final ThreadCache threadCache = new ThreadCache();
 
 		public List<DataSize> getSizeClasses() {
@@ -239,6 +242,7 @@ public class GpumemProperties implements Validator {
 			this.idleTrimAfter = idleTrimAfter;
 		}
 
+		@SuppressWarnings("removal")
 		public ThreadCache getThreadCache() {
 			return this.threadCache;
 		}
@@ -261,12 +265,6 @@ public class GpumemProperties implements Validator {
 			if (this.idleTrimAfter != null && (this.idleTrimAfter.isNegative() || this.idleTrimAfter.isZero())) {
 				errors.rejectValue(path + ".idleTrimAfter", "gpumem.duration", "must be positive");
 			}
-			if (this.threadCache.buffersPerClass < 0 || this.threadCache.buffersPerClass > 4096) {
-				errors.rejectValue(path + ".threadCache.buffersPerClass", "gpumem.count", "must lie in [0, 4096]");
-			}
-			if (this.threadCache.maxSize.toBytes() < 0) {
-				errors.rejectValue(path + ".threadCache.maxSize", "gpumem.size", "must not be negative");
-			}
 		}
 
 		private static void counts(Errors errors, String path, Map<DataSize, Integer> counts) {
@@ -281,29 +279,38 @@ public class GpumemProperties implements Validator {
 	}
 
 	/**
-	 * A thread's cache of closed buffers. A trim reaches it when the thread next uses the pool, or at
-	 * once when the thread has ended, so up to {@code max-size} per idle thread stays cached until then.
+	 * Per-thread caches of closed buffers, which pools no longer keep: memory a thread cached was out of
+	 * a trim's reach while the thread idled, and on a service's workload, where requests hop threads, the
+	 * caches made a pool slower and larger. The properties are still accepted, and do nothing.
+	 * @deprecated since 0.1.0, for removal
 	 */
+	@Deprecated(since = "0.1.0", forRemoval = true)
 	public static class ThreadCache {
 
-		/** Closed buffers a thread keeps per size class; 0 turns thread caches off. */
 		private int buffersPerClass = 16;
 
-		/** The most bytes a thread keeps cached in all classes together. */
 		private DataSize maxSize = DataSize.ofMegabytes(1);
 
+		@Deprecated(since = "0.1.0", forRemoval = true)
+		@DeprecatedConfigurationProperty(since = "0.1.0",
+				reason = "Pools keep no per-thread caches: every cached buffer lies where any thread and any trim reach it.")
 		public int getBuffersPerClass() {
 			return this.buffersPerClass;
 		}
 
+		@Deprecated(since = "0.1.0", forRemoval = true)
 		public void setBuffersPerClass(int buffersPerClass) {
 			this.buffersPerClass = buffersPerClass;
 		}
 
+		@Deprecated(since = "0.1.0", forRemoval = true)
+		@DeprecatedConfigurationProperty(since = "0.1.0",
+				reason = "Pools keep no per-thread caches: every cached buffer lies where any thread and any trim reach it.")
 		public DataSize getMaxSize() {
 			return this.maxSize;
 		}
 
+		@Deprecated(since = "0.1.0", forRemoval = true)
 		public void setMaxSize(DataSize maxSize) {
 			this.maxSize = maxSize;
 		}

@@ -23,8 +23,7 @@ final class PoolConfigs {
 				.preset(preset)
 				.leakDetection(properties.getLeakDetection())
 				.oomRetries(properties.getPressure().getOomRetries())
-				.idleTrimAfter(pool.getIdleTrimAfter())
-				.threadCache(pool.getThreadCache().getBuffersPerClass(), pool.getThreadCache().getMaxSize().toBytes());
+				.idleTrimAfter(pool.getIdleTrimAfter());
 			if (!pool.getSizeClasses().isEmpty()) {
 				builder.sizeClasses(pool.getSizeClasses().stream().mapToLong(DataSize::toBytes).toArray());
 			}

@@ -206,13 +206,6 @@ class GpumemAutoConfigurationTest {
 				.hasMessageContaining("host.capacity")
 				.hasMessageContaining("must be a positive size");
 		});
-		this.runner.withPropertyValues("gpumem.pinned-pool.thread-cache.buffers-per-class=-1").run((context) -> {
-			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).rootCause()
-				.isInstanceOf(BindValidationException.class)
-				.hasMessageContaining("pinnedPool.threadCache.buffersPerClass")
-				.hasMessageContaining("must lie in [0, 4096]");
-		});
 		this.runner.withPropertyValues("gpumem.memory-fraction=1.5", "gpumem.device-pool.size-classes=4KB,1KB")
 			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
 				.hasMessageContaining("memoryFraction")

@@ -12,7 +12,6 @@ import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pool.MemoryPool;
-import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pressure.PressureHandler;
 
 /**
@@ -49,37 +48,33 @@ public class GpumemMeterBinder implements MeterBinder {
 	}
 
 	private void bindPool(MeterRegistry registry, String name, MemoryPool pool) {
-		poolGauge(registry, "gpumem.pool.memory", name, "used", BaseUnits.BYTES, pool, PoolStatistics::inUseBytes);
-		poolGauge(registry, "gpumem.pool.memory", name, "cached", BaseUnits.BYTES, pool, PoolStatistics::cachedBytes);
-		poolGauge(registry, "gpumem.pool.buffers", name, "used", BaseUnits.BUFFERS, pool,
-				PoolStatistics::inUseBuffers);
+		poolGauge(registry, "gpumem.pool.memory", name, "used", BaseUnits.BYTES, pool, MemoryPool::usedBytes);
+		poolGauge(registry, "gpumem.pool.memory", name, "cached", BaseUnits.BYTES, pool, MemoryPool::cachedBytes);
+		poolGauge(registry, "gpumem.pool.buffers", name, "used", BaseUnits.BUFFERS, pool, MemoryPool::usedBuffers);
 		poolGauge(registry, "gpumem.pool.buffers", name, "cached", BaseUnits.BUFFERS, pool,
-				PoolStatistics::cachedBuffers);
-		FunctionCounter.builder("gpumem.pool.requests", pool, (p) -> p.statistics().hits())
+				MemoryPool::cachedBuffers);
+		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::hits)
 			.tags("pool", name, "result", "hit")
 			.description("Buffer requests served from the pool's cache")
 			.register(registry);
-		FunctionCounter.builder("gpumem.pool.requests", pool, (p) -> p.statistics().misses())
+		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::misses)
 			.tags("pool", name, "result", "miss")
 			.description("Buffer requests that went to the allocator")
 			.register(registry);
-		FunctionCounter.builder("gpumem.pool.trimmed", pool, (p) -> p.statistics().trimmedBytes())
+		FunctionCounter.builder("gpumem.pool.trimmed", pool, MemoryPool::trimmedBytes)
 			.tags("pool", name)
 			.baseUnit(BaseUnits.BYTES)
 			.description("Cached bytes given back to the allocator")
 			.register(registry);
-		FunctionCounter.builder("gpumem.allocation.failures", pool, (p) -> p.statistics().allocationFailures())
+		FunctionCounter.builder("gpumem.allocation.failures", pool, MemoryPool::allocationFailures)
 			.tags("pool", name)
 			.description("Requests that failed for want of memory after the pool's retries")
 			.register(registry);
 	}
 
 	private static void poolGauge(MeterRegistry registry, String meter, String pool, String state, String unit,
-			MemoryPool source, ToDoubleFunction<PoolStatistics> value) {
-		Gauge.builder(meter, source, (p) -> value.applyAsDouble(p.statistics()))
-			.tags("pool", pool, "state", state)
-			.baseUnit(unit)
-			.register(registry);
+			MemoryPool source, ToDoubleFunction<MemoryPool> value) {
+		Gauge.builder(meter, source, value).tags("pool", pool, "state", state).baseUnit(unit).register(registry);
 	}
 
 	private void deviceMemory(MeterRegistry registry, String device, String state, ToDoubleFunction<MemoryInfo> value) {

@@ -1,0 +1,238 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * A pool's cached blocks, a stack per size class, striped so that request threads rarely meet on a
+ * lock: a thread takes from the stripe of its own ({@link StripeIndex}) first and from the others before
+ * a miss, and a block goes back to the stripe it was taken from. Every cached block is in a stripe, so
+ * that a trim from any thread reaches all of them; nothing is kept per thread.
+ */
+final class FreeLists {
+
+	private final Stripe[] stripes;
+
+	private final int mask;
+
+	private final int classes;
+
+	FreeLists(int classes, int stripes) {
+		this.classes = classes;
+		this.stripes = new Stripe[stripes];
+		for (int i = 0; i < stripes; i++) {
+			this.stripes[i] = new Stripe(classes);
+		}
+		this.mask = stripes - 1;
+	}
+
+	/**
+	 * Counts a request of the class and takes a cached block of it, from the calling thread's stripe
+	 * first, then from the others; answers null when none is cached.
+	 */
+	Block take(int classIndex) {
+		int home = home();
+		Stripe stripe = this.stripes[home];
+		Block block;
+		stripe.lockHome();
+		try {
+			stripe.countRequest(classIndex);
+			block = stripe.pop(classIndex);
+		}
+		finally {
+			stripe.unlock();
+		}
+		if (block == null) {
+			return steal(classIndex, home + 1, this.stripes.length - 1);
+		}
+		block.stripe = home;
+		return block;
+	}
+
+	/** Takes a cached block of the class from any stripe, counting nothing; null when none is cached. */
+	Block poll(int classIndex) {
+		return steal(classIndex, home(), this.stripes.length);
+	}
+
+	/** The calling thread's stripe, where a block it allocated goes when it is closed. */
+	int home() {
+		return StripeIndex.current() & this.mask;
+	}
+
+	/**
+	 * Counts the return of a block to the stripe it was taken from, and caches it there, stamped, if
+	 * {@code cache} and the lists are open.
+	 * @return whether the block was cached
+	 */
+	boolean put(Block block, long stamp, boolean cache) {
+		Stripe stripe = this.stripes[block.stripe & this.mask];
+		stripe.lock();
+		try {
+			stripe.countReturn(block.classIndex);
+			return cache && stripe.push(block, stamp);
+		}
+		finally {
+			stripe.unlock();
+		}
+	}
+
+	/** Caches a block that was never lent (a warm-up), on stripe {@code index}; false once closed. */
+	boolean add(Block block, long stamp, int index) {
+		block.stripe = index & this.mask;
+		Stripe stripe = this.stripes[block.stripe];
+		stripe.lock();
+		try {
+			return stripe.push(block, stamp);
+		}
+		finally {
+			stripe.unlock();
+		}
+	}
+
+	/**
+	 * Removes about {@code bytes} of the least recently cached blocks: finds the stamp below which they
+	 * lie, then takes blocks from the bottoms of the stacks up to it.
+	 */
+	List<Block> removeOldest(long bytes) {
+		List<long[]> stamps = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				stripe.collectStamps(stamps);
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		stamps.sort((a, b) -> Long.compare(a[0], b[0]));
+		long cutoff = Long.MIN_VALUE;
+		long covered = 0;
+		for (long[] entry : stamps) {
+			if (covered >= bytes) {
+				break;
+			}
+			cutoff = entry[0];
+			covered += entry[1];
+		}
+		return removeStampedUpTo(cutoff, bytes);
+	}
+
+	/** Removes every block cached at or before {@code cutoff} on the pool's clock. */
+	List<Block> removeIdle(long cutoff) {
+		return removeStampedUpTo(cutoff, Long.MAX_VALUE);
+	}
+
+	/** Takes every cached block out, and caches nothing more: {@link #put} and {@link #add} answer false. */
+	List<Block> close() {
+		List<Block> blocks = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				stripe.close(blocks);
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		return blocks;
+	}
+
+	/** Bytes cached in all classes; a recent value unless no thread is acquiring or releasing. */
+	long cachedBytes() {
+		long bytes = 0;
+		for (Stripe stripe : this.stripes) {
+			bytes += stripe.cachedBytes();
+		}
+		return bytes;
+	}
+
+	/** Buffers cached in all classes, with the exactness of {@link #cachedBytes()}. */
+	long cachedBuffers() {
+		long buffers = 0;
+		for (Stripe stripe : this.stripes) {
+			buffers += stripe.cachedBuffers();
+		}
+		return buffers;
+	}
+
+	/** Buffers cached in a class, with the exactness of {@link #cachedBytes()}. */
+	long cachedBuffers(int classIndex) {
+		long buffers = 0;
+		for (Stripe stripe : this.stripes) {
+			buffers += stripe.cached(classIndex);
+		}
+		return buffers;
+	}
+
+	/** Requests of every class counted so far. */
+	long requests() {
+		long requests = 0;
+		for (Stripe stripe : this.stripes) {
+			requests += stripe.requests();
+		}
+		return requests;
+	}
+
+	/** Returns of every class counted so far. */
+	long returns() {
+		long returns = 0;
+		for (Stripe stripe : this.stripes) {
+			returns += stripe.returns();
+		}
+		return returns;
+	}
+
+	/** Adds, per class, the requests, returns and cached buffers of every stripe to the arrays given. */
+	void addCounts(long[] requests, long[] returns, long[] cached) {
+		for (Stripe stripe : this.stripes) {
+			for (int c = 0; c < this.classes; c++) {
+				requests[c] += stripe.requests(c);
+				returns[c] += stripe.returns(c);
+				cached[c] += stripe.cached(c);
+			}
+		}
+	}
+
+	/** Takes a cached block of the class from {@code count} stripes from {@code first} on, or answers null. */
+	private Block steal(int classIndex, int first, int count) {
+		for (int i = 0; i < count; i++) {
+			int index = (first + i) & this.mask;
+			Stripe stripe = this.stripes[index];
+			Block block;
+			stripe.lock();
+			try {
+				block = stripe.pop(classIndex);
+			}
+			finally {
+				stripe.unlock();
+			}
+			if (block != null) {
+				block.stripe = index;
+				return block;
+			}
+		}
+		return null;
+	}
+
+	private List<Block> removeStampedUpTo(long cutoff, long bytes) {
+		long budget = bytes;
+		List<Block> removed = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				for (int c = 0; c < this.classes && budget > 0; c++) {
+					Block bottom;
+					while (budget > 0 && (bottom = stripe.bottom(c)) != null && bottom.stamp <= cutoff) {
+						removed.add(stripe.removeBottom(c));
+						budget -= bottom.size;
+					}
+				}
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		return removed;
+	}
+
+}

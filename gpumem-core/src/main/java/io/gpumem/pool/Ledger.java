@@ -1,0 +1,163 @@
+package io.gpumem.pool;
+
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
+
+/**
+ * The books of what a pool holds from its allocator: every block, the bytes and buffers reserved per
+ * class, the peak, the misses that reserved them, blocks above the top class lent out, and what was
+ * trimmed or refused. Written on the slow paths only; read without a lock.
+ */
+final class Ledger {
+
+	private final MemoryAllocator allocator;
+
+	/** Every block held, lent or cached: this keeps lent blocks, and their leak watchers, reachable. */
+	private final Set<Block> blocks = ConcurrentHashMap.newKeySet();
+
+	private final AtomicLongArray reservedBuffers;
+
+	private final AtomicLongArray misses;
+
+	private final AtomicLong classBuffers = new AtomicLong();
+
+	private final AtomicLong reservedBytes = new AtomicLong();
+
+	private final AtomicLong peakReservedBytes = new AtomicLong();
+
+	private final LongAdder classMisses = new LongAdder();
+
+	private final AtomicLong largeInUseBytes = new AtomicLong();
+
+	private final AtomicLong largeInUseBuffers = new AtomicLong();
+
+	private final LongAdder largeRequests = new LongAdder();
+
+	private final LongAdder largeReturns = new LongAdder();
+
+	private final LongAdder trimmedBytes = new LongAdder();
+
+	private final LongAdder allocationFailures = new LongAdder();
+
+	Ledger(MemoryAllocator allocator, int classes) {
+		this.allocator = allocator;
+		this.reservedBuffers = new AtomicLongArray(classes);
+		this.misses = new AtomicLongArray(classes);
+	}
+
+	/** Allocates a block of {@code size} bytes for a class, or above the top class for -1, and books it. */
+	Block reserve(int classIndex, long size) {
+		Allocation allocation = this.allocator.allocate(size);
+		Block block = new Block(allocation, classIndex);
+		this.blocks.add(block);
+		if (classIndex >= 0) {
+			this.reservedBuffers.incrementAndGet(classIndex);
+			this.classBuffers.incrementAndGet();
+		}
+		this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(size), Math::max);
+		return block;
+	}
+
+	/** Gives a block back to the allocator. */
+	void free(Block block) {
+		this.blocks.remove(block);
+		if (block.classIndex >= 0) {
+			this.reservedBuffers.decrementAndGet(block.classIndex);
+			this.classBuffers.decrementAndGet();
+		}
+		this.reservedBytes.addAndGet(-block.size);
+		this.allocator.free(block.allocation);
+	}
+
+	/** Gives blocks back to the allocator as a trim or the caps do, counting them as trimmed; answers their bytes. */
+	long trim(Iterable<Block> trimmed) {
+		long bytes = 0;
+		for (Block block : trimmed) {
+			free(block);
+			bytes += block.size;
+		}
+		this.trimmedBytes.add(bytes);
+		return bytes;
+	}
+
+	void countMiss(int classIndex) {
+		this.misses.incrementAndGet(classIndex);
+		this.classMisses.increment();
+	}
+
+	void countLargeRequest() {
+		this.largeRequests.increment();
+	}
+
+	void largeLent(long size) {
+		this.largeInUseBuffers.incrementAndGet();
+		this.largeInUseBytes.addAndGet(size);
+	}
+
+	void largeReturned(long size) {
+		this.largeReturns.increment();
+		this.largeInUseBuffers.decrementAndGet();
+		this.largeInUseBytes.addAndGet(-size);
+	}
+
+	void countAllocationFailure() {
+		this.allocationFailures.increment();
+	}
+
+	long reservedBytes() {
+		return this.reservedBytes.get();
+	}
+
+	long peakReservedBytes() {
+		return this.peakReservedBytes.get();
+	}
+
+	long reservedBuffers(int classIndex) {
+		return this.reservedBuffers.get(classIndex);
+	}
+
+	/** Buffers reserved in every class and above the top class. */
+	long reservedBuffers() {
+		return this.classBuffers.get() + this.largeInUseBuffers.get();
+	}
+
+	long misses(int classIndex) {
+		return this.misses.get(classIndex);
+	}
+
+	/** Misses of every class and requests above the top class, each of which allocated. */
+	long misses() {
+		return this.classMisses.sum() + this.largeRequests.sum();
+	}
+
+	long largeRequests() {
+		return this.largeRequests.sum();
+	}
+
+	long largeReturns() {
+		return this.largeReturns.sum();
+	}
+
+	long largeInUseBytes() {
+		return this.largeInUseBytes.get();
+	}
+
+	long largeInUseBuffers() {
+		return this.largeInUseBuffers.get();
+	}
+
+	long trimmedBytes() {
+		return this.trimmedBytes.sum();
+	}
+
+	long allocationFailures() {
+		return this.allocationFailures.sum();
+	}
+
+}

@@ -1,0 +1,55 @@
+package io.gpumem.pool;
+
+import java.util.Iterator;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.Consumer;
+
+import io.gpumem.stream.GpuEvent;
+
+/**
+ * Blocks closed after stream work ({@link PooledBuffer#closeAfter}) that stay lent until the event
+ * recorded behind that work has completed, so that no other work is lent memory a stream may still
+ * read or write.
+ */
+final class PendingReleases {
+
+	private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
+
+	void add(Block block, GpuEvent event) {
+		this.pending.add(new Pending(block, event));
+	}
+
+	/**
+	 * Hands the blocks whose event has completed to {@code release}, in the order they were closed.
+	 * @return how many were released
+	 */
+	int drain(Consumer<Block> release) {
+		int released = 0;
+		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
+			Pending next = it.next();
+			if (next.event.isComplete() && this.pending.remove(next)) {
+				next.event.close();
+				release.accept(next.block);
+				released++;
+			}
+		}
+		return released;
+	}
+
+	/** Hands every block to {@code release}, complete or not, as a closing pool does. */
+	void drainAll(Consumer<Block> release) {
+		for (Pending next; (next = this.pending.poll()) != null;) {
+			next.event.close();
+			release.accept(next.block);
+		}
+	}
+
+	boolean isEmpty() {
+		return this.pending.isEmpty();
+	}
+
+	private record Pending(Block block, GpuEvent event) {
+	}
+
+}
