@@ -1,9 +1,12 @@
 package io.gpumem.benchmarks;
 
+import java.io.BufferedReader;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -37,9 +40,11 @@ import io.gpumem.memory.ByteSizes;
  * <li>what the lender still holds after it is trimmed to nothing while the workers are alive and idle.</li>
  * </ul>
  * Options, all optional: {@code --workers 16,64,200 --requests 20000 --hold-us 20 --shape uniform|sample
- * --backend host|cuda --lenders gpumem,netty,netty-cache,backend --json FILE}. Before measuring, every lender
- * serves a quarter of the requests once, so that the JIT has compiled every lender's path; each measured
- * run then starts from a new, empty lender.
+ * --backend host|cuda --lenders gpumem,netty,netty-cache,backend --repeat 3 --json FILE}. Before measuring,
+ * every lender runs once at each worker count, unmeasured, so that the JIT has compiled every path;
+ * then each lender runs {@code repeat} times at each worker count, each time from a new, empty lender,
+ * and the run of median req/s is shown (a run of 20 000 requests lasts a fraction of a second, and
+ * these machines are noisy). Each lender is measured in a JVM of its own, as JMH forks.
  * <pre>{@code java -cp gpumem-benchmarks/target/benchmarks.jar io.gpumem.benchmarks.ServiceWorkload}</pre>
  */
 public final class ServiceWorkload {
@@ -49,38 +54,87 @@ public final class ServiceWorkload {
 
 	public static void main(String[] args) throws Exception {
 		Options options = Options.parse(args);
-		try (GpuBackend backend = backend(options.backend)) {
-			System.out.printf(Locale.ROOT,
-					"Service workload: %d requests of shape '%s' (%s), each held %d µs, on the %s backend (%s)%n%n",
-					options.requests, options.shape.name, options.shape.description, options.holdMicros,
-					backend.name(), backend.deviceName());
-			System.out.println("| workers | lender | req/s | peak lent | peak held | held / lent | fresh allocations "
-					+ "| p99 acquire | held after trim(0), workers idle |");
-			System.out.println("|---|---|---|---|---|---|---|---|---|");
-			Options warmUp = options.withRequests(Math.max(1, options.requests / 4));
-			for (String lender : options.lenders) {
-				run(Lender.create(lender, backend), options.workers[options.workers.length - 1], warmUp);
+		if (options.child) {
+			for (Result result : measure(options)) {
+				System.out.println(result.line());
 			}
-			List<Result> results = new ArrayList<>();
-			for (int workers : options.workers) {
-				for (String lender : options.lenders) {
-					Result result = run(Lender.create(lender, backend), workers, options);
-					System.out.println(result.row());
-					results.add(result);
-				}
-			}
-			if (options.json != null) {
-				Files.writeString(Path.of(options.json), Result.json(results));
+			return;
+		}
+		List<Result> results = new ArrayList<>();
+		for (String lender : options.lenders) {
+			results.addAll(fork(args, lender));
+		}
+		results.sort(Comparator.comparingInt(Result::workers));
+		System.out.printf(Locale.ROOT, "Service workload: %d requests of shape '%s' (%s), each held %d µs, on the %s "
+				+ "backend, median of %d runs%n%n", options.requests, options.shape.name, options.shape.description,
+				options.holdMicros, options.backend, options.repeat);
+		System.out.println("| workers | lender | req/s | peak lent | peak held | held / lent | fresh allocations "
+				+ "| p99 acquire | held after trim(0), workers idle |");
+		System.out.println("|---|---|---|---|---|---|---|---|---|");
+		results.forEach((result) -> System.out.println(result.row()));
+		if (options.json != null) {
+			Files.writeString(Path.of(options.json), Result.json(results));
+		}
+	}
+
+	/** Measures one lender in a JVM of its own, as JMH forks, so that no lender's garbage or JIT state weighs on another's. */
+	private static List<Result> fork(String[] args, String lender) throws IOException, InterruptedException {
+		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+				"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=8g", "-cp", System.getProperty("java.class.path"),
+				ServiceWorkload.class.getName()));
+		command.addAll(List.of(args));
+		command.addAll(List.of("--lenders", lender, "--child", "true"));
+		Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+		List<Result> results = new ArrayList<>();
+		try (BufferedReader lines = child.inputReader()) {
+			for (String line; (line = lines.readLine()) != null;) {
+				results.add(Result.parse(line));
 			}
 		}
+		if (child.waitFor() != 0) {
+			throw new IllegalStateException("the run of lender '" + lender + "' failed with exit code " + child.exitValue());
+		}
+		return results;
+	}
+
+	/**
+	 * Warms every lender of the options up with one run per worker count, then runs each {@code repeat}
+	 * times per worker count and keeps the median run.
+	 */
+	private static List<Result> measure(Options options) throws InterruptedException {
+		List<Result> results = new ArrayList<>();
+		try (GpuBackend backend = backend(options.backend)) {
+			for (String lender : options.lenders) {
+				for (int workers : options.workers) {
+					run(Lender.create(lender, backend), workers, options);
+				}
+			}
+			for (int workers : options.workers) {
+				for (String lender : options.lenders) {
+					List<Result> runs = new ArrayList<>();
+					for (int r = 0; r < options.repeat; r++) {
+						runs.add(run(Lender.create(lender, backend), workers, options));
+					}
+					runs.sort(Comparator.comparingDouble(Result::requestsPerSecond));
+					results.add(runs.get(runs.size() / 2));
+				}
+			}
+		}
+		return results;
 	}
 
 	private static GpuBackend backend(String type) {
 		return BackendSelection.select(BackendType.valueOf(type.toUpperCase(Locale.ROOT)), 0, 8L << 30).backend();
 	}
 
-	/** Runs the workload with {@code workers} threads against a fresh lender, and closes the lender. */
+	/**
+	 * Runs the workload with {@code workers} threads against a fresh lender, and closes the lender. The
+	 * collector runs first, so that what earlier lenders left behind (Netty's allocators free their
+	 * chunks only when collected) does not weigh on this run.
+	 */
 	static Result run(Lender lender, int workers, Options options) throws InterruptedException {
+		System.gc();
+		Thread.sleep(200);
 		int buffersPerRequest = options.shape.maxBuffers();
 		long[] latencies = new long[options.requests * buffersPerRequest];
 		AtomicLong lent = new AtomicLong();
@@ -174,6 +228,21 @@ public final class ServiceWorkload {
 			return json.append("]\n").toString();
 		}
 
+		/** The result as one line of tab-separated fields, as a forked run hands it over. */
+		String line() {
+			return String.join("\t", String.valueOf(this.workers), this.lender, String.valueOf(this.requestsPerSecond),
+					String.valueOf(this.peakLent), String.valueOf(this.peakHeld), String.valueOf(this.freshAllocations),
+					String.valueOf(this.acquires), String.valueOf(this.p99AcquireNanos),
+					String.valueOf(this.heldAfterTrim));
+		}
+
+		static Result parse(String line) {
+			String[] f = line.split("\t");
+			return new Result(Integer.parseInt(f[0]), f[1], Double.parseDouble(f[2]), Long.parseLong(f[3]),
+					Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]),
+					Long.parseLong(f[8]));
+		}
+
 		String row() {
 			String fresh = (this.freshAllocations < 0) ? "–"
 					: String.format(Locale.ROOT, "%d (%.2f%%)", this.freshAllocations,
@@ -188,11 +257,7 @@ public final class ServiceWorkload {
 
 	/** The run's settings, from the command line. */
 	record Options(int[] workers, int requests, long holdMicros, RequestShape shape, String backend,
-			List<String> lenders, String json) {
-
-		Options withRequests(int count) {
-			return new Options(this.workers, count, this.holdMicros, this.shape, this.backend, this.lenders, this.json);
-		}
+			List<String> lenders, int repeat, String json, boolean child) {
 
 		static Options parse(String[] args) {
 			Map<String, String> values = new LinkedHashMap<>();
@@ -202,7 +267,9 @@ public final class ServiceWorkload {
 			values.put("--shape", "uniform");
 			values.put("--backend", "host");
 			values.put("--lenders", String.join(",", Lender.NAMES));
+			values.put("--repeat", "3");
 			values.put("--json", null);
+			values.put("--child", "false");
 			for (int i = 0; i < args.length; i += 2) {
 				if (!values.containsKey(args[i]) || i + 1 == args.length) {
 					throw new IllegalArgumentException("unknown option or missing value: " + args[i] + "; options are "
@@ -213,7 +280,8 @@ public final class ServiceWorkload {
 			return new Options(Arrays.stream(values.get("--workers").split(",")).mapToInt(Integer::parseInt).toArray(),
 					Integer.parseInt(values.get("--requests")), Long.parseLong(values.get("--hold-us")),
 					RequestShape.named(values.get("--shape")), values.get("--backend"),
-					List.of(values.get("--lenders").split(",")), values.get("--json"));
+					List.of(values.get("--lenders").split(",")), Integer.parseInt(values.get("--repeat")),
+					values.get("--json"), Boolean.parseBoolean(values.get("--child")));
 		}
 
 	}

@@ -28,7 +28,7 @@ final class Block {
 
 	final long size;
 
-	/** The stripe of the pool's free lists the block was last taken from, and goes back to. */
+	/** The stripe of the pool's free lists the block goes back to: that of the thread that last took it. */
 	int stripe;
 
 	/** The pool's clock when the block was last cached: its place in least-recently-used order. */

@@ -6,7 +6,7 @@ import java.util.List;
 /**
  * A pool's cached blocks, a stack per size class, striped so that request threads rarely meet on a
  * lock: a thread takes from the stripe of its own ({@link StripeIndex}) first and from the others before
- * a miss, and a block goes back to the stripe it was taken from. Every cached block is in a stripe, so
+ * a miss, and a block goes back to the stripe of the thread that took it. Every cached block is in a stripe, so
  * that a trim from any thread reaches all of them; nothing is kept per thread.
  */
 final class FreeLists {
@@ -28,7 +28,8 @@ final class FreeLists {
 
 	/**
 	 * Counts a request of the class and takes a cached block of it, from the calling thread's stripe
-	 * first, then from the others; answers null when none is cached.
+	 * first, then from the others; answers null when none is cached. The block will go back to the
+	 * calling thread's stripe, so that a thread that had to take from another finds it at home next time.
 	 */
 	Block take(int classIndex) {
 		int home = home();
@@ -43,18 +44,25 @@ final class FreeLists {
 			stripe.unlock();
 		}
 		if (block == null) {
-			return steal(classIndex, home + 1, this.stripes.length - 1);
+			block = steal(classIndex, home + 1, this.stripes.length - 1);
 		}
-		block.stripe = home;
+		if (block != null) {
+			block.stripe = home;
+		}
 		return block;
 	}
 
 	/** Takes a cached block of the class from any stripe, counting nothing; null when none is cached. */
 	Block poll(int classIndex) {
-		return steal(classIndex, home(), this.stripes.length);
+		int home = home();
+		Block block = steal(classIndex, home, this.stripes.length);
+		if (block != null) {
+			block.stripe = home;
+		}
+		return block;
 	}
 
-	/** The calling thread's stripe, where a block it allocated goes when it is closed. */
+	/** The calling thread's stripe, where the blocks it takes or allocates go when they are closed. */
 	int home() {
 		return StripeIndex.current() & this.mask;
 	}
@@ -207,7 +215,6 @@ final class FreeLists {
 				stripe.unlock();
 			}
 			if (block != null) {
-				block.stripe = index;
 				return block;
 			}
 		}

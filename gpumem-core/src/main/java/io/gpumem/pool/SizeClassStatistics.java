@@ -4,12 +4,12 @@ package io.gpumem.pool;
  * A snapshot of one size class of a pool.
  *
  * @param sizeBytes the class's buffer size
- * @param requests acquires served by this class
- * @param hits acquires served from cached buffers
- * @param misses acquires that allocated a new block
- * @param returns buffers closed back to this class
- * @param inUseBuffers buffers lent out
- * @param cachedBuffers buffers cached, ready to lend
+ * @param requests acquires whose size rounds up to this class
+ * @param hits those served from cached buffers, of this class or (before a miss) of the next
+ * @param misses those that allocated a new block
+ * @param returns buffers of this class closed back to the pool
+ * @param inUseBuffers buffers of this class lent out
+ * @param cachedBuffers buffers of this class cached, ready to lend
  */
 public record SizeClassStatistics(long sizeBytes, long requests, long hits, long misses, long returns,
 		long inUseBuffers, long cachedBuffers) {

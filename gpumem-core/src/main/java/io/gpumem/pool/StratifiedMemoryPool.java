@@ -19,7 +19,10 @@ import io.gpumem.stream.GpuStream;
  * <p>
  * <b>Free lists.</b> Cached buffers lie in free lists striped so that request threads rarely meet on a
  * lock ({@link FreeLists}); a thread takes from its own stripe first and from the others before it
- * allocates, so a buffer closed on one thread serves the next request on any other. Nothing is cached
+ * allocates, so a buffer closed on one thread serves the next request on any other. Before it
+ * allocates, a request also takes a cached buffer of the next class up where that class is at most a
+ * quarter larger (the default ladder's step is a fifth): in the statistics it is a hit of the class
+ * asked for, and the buffer goes back to its own class. Nothing is cached
  * per thread: every cached byte is one that a trim, the pressure handler or an out-of-memory retry can
  * free, from any thread, at once.
  * <p>
@@ -57,6 +60,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private static final long MAINTENANCE_PERIOD_NANOS = 1_000_000_000L;
 
+	/** A miss may take a cached block of the next class up when that is at most this many times larger. */
+	private static final double MAX_UPGRADE = 1.25;
+
 	private final String name;
 
 	private final MemoryAllocator allocator;
@@ -64,6 +70,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private final SizeClassLadder ladder;
 
 	private final long[] maxCachedBuffers;
+
+	/** Per class, whether a miss may take a cached block of the next class. */
+	private final boolean[] upgrades;
 
 	private final long maxCachedBytes;
 
@@ -101,6 +110,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		this.maxCachedBuffers = new long[classes];
 		for (int i = 0; i < classes; i++) {
 			this.maxCachedBuffers[i] = config.maxCachedBuffers().getOrDefault(this.ladder.size(i), Integer.MAX_VALUE);
+		}
+		this.upgrades = new boolean[classes];
+		for (int i = 0; i + 1 < classes; i++) {
+			this.upgrades[i] = this.ladder.size(i + 1) <= MAX_UPGRADE * this.ladder.size(i);
 		}
 		this.maxCachedBytes = config.maxCachedBytes();
 		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
@@ -402,14 +415,21 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * No cached block of the class: one whose stream work has just completed, or a new one from the
-	 * allocator (retried after freeing memory if refused).
+	 * No cached block of the class: one whose stream work has just completed, a cached block of the next
+	 * class where that is at most {@value #MAX_UPGRADE} times larger, or a new one from the allocator
+	 * (retried after freeing memory if refused).
 	 */
 	private Block miss(int classIndex) {
 		if (releaseFinished()) {
 			Block block = this.freeLists.poll(classIndex);
 			if (block != null) {
 				return block;
+			}
+		}
+		if (this.upgrades[classIndex]) {
+			Block larger = this.freeLists.poll(classIndex + 1);
+			if (larger != null) {
+				return larger;
 			}
 		}
 		this.ledger.countMiss(classIndex);

@@ -134,6 +134,24 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
+	void aMissTakesACachedBufferOfTheNextClassWhenItIsAtMostAQuarterLarger() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 1280, 2048));
+		pool.acquire(1280).close();
+		PooledBuffer upgraded = pool.acquire(1000);
+		assertThat(upgraded.capacity()).isEqualTo(1280);
+		assertThat(row(pool, 1024)).extracting(SizeClassStatistics::requests, SizeClassStatistics::hits,
+				SizeClassStatistics::misses).containsExactly(1L, 1L, 0L);
+		assertThat(row(pool, 1280).inUseBuffers()).isEqualTo(1);
+		upgraded.close();
+		assertThat(row(pool, 1280).cachedBuffers()).as("back to its own class").isEqualTo(1);
+		pool.acquire(2048).close();
+		assertThat(pool.acquire(1100).capacity()).as("the cached 1280 B buffer").isEqualTo(1280);
+		assertThat(pool.acquire(1100).capacity()).as("a new block: 2048 is more than a quarter above 1280")
+			.isEqualTo(1280);
+		assertThat(this.allocator.statistics().totalCount()).isEqualTo(3);
+	}
+
+	@Test
 	void trimReleasesTheLeastRecentlyUsedFirst() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096));
 		PooledBuffer a = pool.acquire(1024);
@@ -480,8 +498,12 @@ class StratifiedMemoryPoolTest {
 	}
 
 	private static long cached(StratifiedMemoryPool pool, long classSize) {
+		return row(pool, classSize).cachedBuffers();
+	}
+
+	private static SizeClassStatistics row(StratifiedMemoryPool pool, long classSize) {
 		return pool.statistics().sizeClasses().stream().filter(row -> row.sizeBytes() == classSize).findFirst()
-			.orElseThrow().cachedBuffers();
+			.orElseThrow();
 	}
 
 	private static PooledBuffer[] acquireAll(StratifiedMemoryPool pool, long bytes, int count) {
