@@ -7,7 +7,11 @@ import java.lang.ref.ReferenceQueue;
 
 import io.gpumem.memory.Allocation;
 
-/** A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. */
+/**
+ * A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. Nothing on the
+ * hit path writes into a block but the leak watcher of a watched lend: blocks lent to two threads may
+ * share a cache line.
+ */
 final class Block {
 
 	static final VarHandle LEAK;
@@ -27,15 +31,6 @@ final class Block {
 	final int classIndex;
 
 	final long size;
-
-	/** The stripe of the pool's free lists the block goes back to: that of the thread that last took it. */
-	int stripe;
-
-	/** The pool's clock when the block was last cached: its place in least-recently-used order. */
-	long stamp;
-
-	/** How many times the block has been lent: leak detection {@code simple} samples on it. */
-	int lends;
 
 	/** Watches the buffer currently lending this block, while leak detection is on. */
 	Leak leak;
@@ -61,14 +56,18 @@ final class Block {
 
 		final Block block;
 
+		/** The stripe the block goes back to. */
+		final int stripe;
+
 		final long requestedBytes;
 
 		/** Where the buffer was acquired; null unless leak detection is paranoid. */
 		final Throwable site;
 
-		Leak(PooledBuffer buffer, Block block, ReferenceQueue<PooledBuffer> queue, Throwable site) {
+		Leak(PooledBuffer buffer, Block block, int stripe, ReferenceQueue<PooledBuffer> queue, Throwable site) {
 			super(buffer, queue);
 			this.block = block;
+			this.stripe = stripe;
 			this.requestedBytes = buffer.size();
 			this.site = site;
 		}

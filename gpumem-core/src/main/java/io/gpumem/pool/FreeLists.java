@@ -5,7 +5,7 @@ import java.util.List;
 
 /**
  * A pool's cached blocks, a stack per size class, striped so that request threads rarely meet on a
- * lock: a thread takes from the stripe of its own ({@link StripeIndex}) first and from the others before
+ * lock: a thread takes from the stripe of its own ({@link ThreadState}) first and from the others before
  * a miss, and a block goes back to the stripe of the thread that took it. Every cached block is in a stripe, so
  * that a trim from any thread reaches all of them; nothing is kept per thread.
  */
@@ -27,13 +27,11 @@ final class FreeLists {
 	}
 
 	/**
-	 * Counts a request of the class and takes a cached block of it, from the calling thread's stripe
-	 * first, then from the others; answers null when none is cached. The block will go back to the
-	 * calling thread's stripe, so that a thread that had to take from another finds it at home next time.
+	 * Counts a request of the class and takes a cached block of it, from stripe {@code home} (the calling
+	 * thread's) first, then from the others; answers null when none is cached.
 	 */
-	Block take(int classIndex) {
-		int home = home();
-		Stripe stripe = this.stripes[home];
+	Block take(int classIndex, int home) {
+		Stripe stripe = this.stripes[home & this.mask];
 		Block block;
 		stripe.lockHome();
 		try {
@@ -43,37 +41,21 @@ final class FreeLists {
 		finally {
 			stripe.unlock();
 		}
-		if (block == null) {
-			block = steal(classIndex, home + 1, this.stripes.length - 1);
-		}
-		if (block != null) {
-			block.stripe = home;
-		}
-		return block;
+		return (block != null) ? block : steal(classIndex, home + 1, this.stripes.length - 1);
 	}
 
-	/** Takes a cached block of the class from any stripe, counting nothing; null when none is cached. */
-	Block poll(int classIndex) {
-		int home = home();
-		Block block = steal(classIndex, home, this.stripes.length);
-		if (block != null) {
-			block.stripe = home;
-		}
-		return block;
-	}
-
-	/** The calling thread's stripe, where the blocks it takes or allocates go when they are closed. */
-	int home() {
-		return StripeIndex.current() & this.mask;
+	/** Takes a cached block of the class from any stripe, {@code home} first, counting nothing; null when none is cached. */
+	Block poll(int classIndex, int home) {
+		return steal(classIndex, home, this.stripes.length);
 	}
 
 	/**
-	 * Counts the return of a block to the stripe it was taken from, and caches it there, stamped, if
-	 * {@code cache} and the lists are open.
+	 * Counts the return of a block to stripe {@code home} (that of the thread that took it), and caches it
+	 * there, stamped, if {@code cache} and the lists are open.
 	 * @return whether the block was cached
 	 */
-	boolean put(Block block, long stamp, boolean cache) {
-		Stripe stripe = this.stripes[block.stripe & this.mask];
+	boolean put(Block block, int home, long stamp, boolean cache) {
+		Stripe stripe = this.stripes[home & this.mask];
 		stripe.lock();
 		try {
 			stripe.countReturn(block.classIndex);
@@ -86,8 +68,7 @@ final class FreeLists {
 
 	/** Caches a block that was never lent (a warm-up), on stripe {@code index}; false once closed. */
 	boolean add(Block block, long stamp, int index) {
-		block.stripe = index & this.mask;
-		Stripe stripe = this.stripes[block.stripe];
+		Stripe stripe = this.stripes[index & this.mask];
 		stripe.lock();
 		try {
 			return stripe.push(block, stamp);
@@ -228,9 +209,9 @@ final class FreeLists {
 			stripe.lock();
 			try {
 				for (int c = 0; c < this.classes && budget > 0; c++) {
-					Block bottom;
-					while (budget > 0 && (bottom = stripe.bottom(c)) != null && bottom.stamp <= cutoff) {
-						removed.add(stripe.removeBottom(c));
+					while (budget > 0 && stripe.bottomStamp(c) <= cutoff) {
+						Block bottom = stripe.removeBottom(c);
+						removed.add(bottom);
 						budget -= bottom.size;
 					}
 				}

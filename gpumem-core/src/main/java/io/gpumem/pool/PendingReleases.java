@@ -3,7 +3,6 @@ package io.gpumem.pool;
 import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.function.Consumer;
 
 import io.gpumem.stream.GpuEvent;
 
@@ -16,21 +15,21 @@ final class PendingReleases {
 
 	private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
 
-	void add(Block block, GpuEvent event) {
-		this.pending.add(new Pending(block, event));
+	void add(Block block, int stripe, GpuEvent event) {
+		this.pending.add(new Pending(block, stripe, event));
 	}
 
 	/**
 	 * Hands the blocks whose event has completed to {@code release}, in the order they were closed.
 	 * @return how many were released
 	 */
-	int drain(Consumer<Block> release) {
+	int drain(Release release) {
 		int released = 0;
 		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
 			Pending next = it.next();
 			if (next.event.isComplete() && this.pending.remove(next)) {
 				next.event.close();
-				release.accept(next.block);
+				release.release(next.block, next.stripe);
 				released++;
 			}
 		}
@@ -38,10 +37,10 @@ final class PendingReleases {
 	}
 
 	/** Hands every block to {@code release}, complete or not, as a closing pool does. */
-	void drainAll(Consumer<Block> release) {
+	void drainAll(Release release) {
 		for (Pending next; (next = this.pending.poll()) != null;) {
 			next.event.close();
-			release.accept(next.block);
+			release.release(next.block, next.stripe);
 		}
 	}
 
@@ -49,7 +48,7 @@ final class PendingReleases {
 		return this.pending.isEmpty();
 	}
 
-	private record Pending(Block block, GpuEvent event) {
+	private record Pending(Block block, int stripe, GpuEvent event) {
 	}
 
 }

@@ -17,13 +17,17 @@ public final class PooledBuffer extends GpuBuffer {
 
 	private final MemoryKind kind;
 
+	/** The stripe of the pool's free lists the block goes back to. */
+	private final int stripe;
+
 	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
 	private Block block;
 
-	PooledBuffer(StratifiedMemoryPool pool, Block block, long size) {
+	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, int stripe) {
 		this.pool = pool;
 		this.size = size;
 		this.kind = block.allocation.kind();
+		this.stripe = stripe;
 		this.block = block;
 	}
 
@@ -64,7 +68,7 @@ public final class PooledBuffer extends GpuBuffer {
 		if (released != null) {
 			this.block = null;
 			released.unwatch();
-			this.pool.release(released);
+			this.pool.release(released, this.stripe);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -82,7 +86,7 @@ public final class PooledBuffer extends GpuBuffer {
 		Block released = this.block;
 		this.block = null;
 		released.unwatch();
-		this.pool.releaseAfter(released, event);
+		this.pool.releaseAfter(released, this.stripe, event);
 		Reference.reachabilityFence(this);
 	}
 

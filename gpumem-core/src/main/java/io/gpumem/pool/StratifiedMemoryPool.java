@@ -170,11 +170,18 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		checkOpen();
 		int classIndex = this.ladder.indexOf(bytes);
-		Block block = (classIndex >= 0) ? this.freeLists.take(classIndex) : null;
-		if (block == null) {
-			block = (classIndex >= 0) ? miss(classIndex) : allocateLarge(bytes);
+		ThreadState thread = ThreadState.current();
+		int home = thread.stripe;
+		Block block = (classIndex >= 0) ? this.freeLists.take(classIndex, home) : null;
+		if (block != null) {
+			return this.leaks.lend(this, block, bytes, thread, home, false);
 		}
-		return this.leaks.lend(this, block, bytes);
+		block = (classIndex >= 0) ? miss(classIndex, home) : null;
+		boolean allocated = block == null;
+		if (allocated) {
+			block = (classIndex >= 0) ? allocate(classIndex) : allocateLarge(bytes);
+		}
+		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
 
 	/**
@@ -371,11 +378,11 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * Called by {@link PooledBuffer#close()}: caches the block in the stripe it came from, as far as the
-	 * caps allow, or gives it back to the allocator. While the pool reserves no more than the caps allow,
-	 * this checks nothing else.
+	 * Called by {@link PooledBuffer#close()}: caches the block in stripe {@code stripe} (that of the thread
+	 * that acquired it), as far as the caps allow, or gives it back to the allocator. While the pool
+	 * reserves no more than the caps allow, this checks nothing else.
 	 */
-	void release(Block block) {
+	void release(Block block, int stripe) {
 		int classIndex = block.classIndex;
 		if (classIndex < 0) {
 			this.ledger.largeReturned(block.size);
@@ -386,7 +393,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				&& this.ledger.reservedBytes() <= this.maxCachedBytes)
 				|| (this.freeLists.cachedBuffers(classIndex) < this.maxCachedBuffers[classIndex]
 						&& this.freeLists.cachedBytes() + block.size <= this.maxCachedBytes);
-		if (!this.freeLists.put(block, this.clock, cache)) {
+		if (!this.freeLists.put(block, stripe, this.clock, cache)) {
 			if (this.closed) {
 				this.ledger.free(block);
 			}
@@ -397,13 +404,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
-	void releaseAfter(Block block, GpuEvent event) {
+	void releaseAfter(Block block, int stripe, GpuEvent event) {
 		if (event.isComplete()) {
 			event.close();
-			release(block);
+			release(block, stripe);
 		}
 		else {
-			this.pending.add(block, event);
+			this.pending.add(block, stripe, event);
 		}
 	}
 
@@ -415,26 +422,23 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * No cached block of the class: one whose stream work has just completed, a cached block of the next
-	 * class where that is at most {@value #MAX_UPGRADE} times larger, or a new one from the allocator
-	 * (retried after freeing memory if refused).
+	 * No cached block of the class: one whose stream work has just completed, or a cached block of the
+	 * next class where that is at most {@value #MAX_UPGRADE} times larger; null when there is none.
 	 */
-	private Block miss(int classIndex) {
+	private Block miss(int classIndex, int home) {
 		if (releaseFinished()) {
-			Block block = this.freeLists.poll(classIndex);
+			Block block = this.freeLists.poll(classIndex, home);
 			if (block != null) {
 				return block;
 			}
 		}
-		if (this.upgrades[classIndex]) {
-			Block larger = this.freeLists.poll(classIndex + 1);
-			if (larger != null) {
-				return larger;
-			}
-		}
+		return this.upgrades[classIndex] ? this.freeLists.poll(classIndex + 1, home) : null;
+	}
+
+	/** A new block of the class from the allocator, retried after freeing memory if refused. */
+	private Block allocate(int classIndex) {
 		this.ledger.countMiss(classIndex);
 		Block block = reserve(classIndex, this.ladder.size(classIndex));
-		block.stripe = this.freeLists.home();
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}

@@ -5,9 +5,10 @@ import java.lang.invoke.VarHandle;
 import java.util.List;
 
 /**
- * One stripe of a pool's free lists: a stack of cached blocks per size class, and the counts of the
- * requests and returns made on it, all behind one small spin lock. Only the lock's holder writes;
- * statistics read the counts and sizes without it, as recent values.
+ * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
+ * pushed, and the counts of the requests and returns made on it, all behind one small spin lock. Only
+ * the lock's holder writes, and it writes nothing into the blocks, which two threads may hold side by
+ * side in memory; statistics read the counts and sizes without the lock, as recent values.
  * <p>
  * Each stack is a ring: lent blocks are pushed and popped at its top, and trims take the least
  * recently used blocks from its bottom.
@@ -38,6 +39,9 @@ final class Stripe extends StripePadding {
 
 	private final Block[][] stacks;
 
+	/** The pool's clock when each cached block was pushed, slot for slot with {@link #stacks}. */
+	private final long[][] stamps;
+
 	private final int[] bottoms;
 
 	private final int[] sizes;
@@ -55,10 +59,12 @@ final class Stripe extends StripePadding {
 		this.classes = classes;
 		this.counts = new long[PAD + 2 * classes + 2 + PAD];
 		this.stacks = new Block[classes][];
+		this.stamps = new long[classes][];
 		this.bottoms = new int[PAD + classes + PAD];
 		this.sizes = new int[PAD + classes + PAD];
 		for (int i = 0; i < classes; i++) {
 			this.stacks[i] = new Block[4];
+			this.stamps[i] = new long[4];
 		}
 	}
 
@@ -71,7 +77,7 @@ final class Stripe extends StripePadding {
 	/** Locks for the thread whose home this stripe is, moving that thread elsewhere if another holds it. */
 	void lockHome() {
 		if (!LOCK.compareAndSet(this, 0, 1)) {
-			StripeIndex.advance();
+			ThreadState.moveOn();
 			lockContended();
 		}
 	}
@@ -144,8 +150,9 @@ final class Stripe extends StripePadding {
 		if (size == stack.length) {
 			stack = grow(classIndex);
 		}
-		block.stamp = stamp;
-		stack[(this.bottoms[PAD + classIndex] + size) & (stack.length - 1)] = block;
+		int slot = (this.bottoms[PAD + classIndex] + size) & (stack.length - 1);
+		stack[slot] = block;
+		this.stamps[classIndex][slot] = stamp;
 		this.sizes[PAD + classIndex] = size + 1;
 		this.cachedBytes += block.size;
 		this.cachedBuffers++;
@@ -166,9 +173,10 @@ final class Stripe extends StripePadding {
 		return block;
 	}
 
-	/** The least recently pushed block of a class, or null. */
-	Block bottom(int classIndex) {
-		return (this.sizes[PAD + classIndex] != 0) ? this.stacks[classIndex][this.bottoms[PAD + classIndex]] : null;
+	/** When the least recently pushed block of a class was pushed, or {@link Long#MAX_VALUE} when none is. */
+	long bottomStamp(int classIndex) {
+		return (this.sizes[PAD + classIndex] != 0) ? this.stamps[classIndex][this.bottoms[PAD + classIndex]]
+				: Long.MAX_VALUE;
 	}
 
 	/** Removes and returns the least recently pushed block of a class, or returns null. */
@@ -186,14 +194,14 @@ final class Stripe extends StripePadding {
 		return block;
 	}
 
-	/** Adds the stamps of the cached blocks, from least to most recently pushed per class, to {@code stamps}. */
+	/** Adds the stamp and size of each cached block, as {@code {stamp, size}}, to {@code stamps}. */
 	void collectStamps(List<long[]> stamps) {
 		for (int c = 0; c < this.classes; c++) {
 			Block[] stack = this.stacks[c];
 			int bottom = this.bottoms[PAD + c];
 			for (int i = 0; i < this.sizes[PAD + c]; i++) {
-				Block block = stack[(bottom + i) & (stack.length - 1)];
-				stamps.add(new long[] { block.stamp, block.size });
+				int slot = (bottom + i) & (stack.length - 1);
+				stamps.add(new long[] { this.stamps[c][slot], stack[slot].size });
 			}
 		}
 	}
@@ -216,22 +224,30 @@ final class Stripe extends StripePadding {
 
 	private Block[] grow(int classIndex) {
 		Block[] old = this.stacks[classIndex];
+		long[] oldStamps = this.stamps[classIndex];
 		Block[] grown = new Block[old.length * 2];
+		long[] grownStamps = new long[old.length * 2];
 		int bottom = this.bottoms[PAD + classIndex];
 		for (int i = 0; i < old.length; i++) {
 			grown[i] = old[(bottom + i) & (old.length - 1)];
+			grownStamps[i] = oldStamps[(bottom + i) & (old.length - 1)];
 		}
 		this.stacks[classIndex] = grown;
+		this.stamps[classIndex] = grownStamps;
 		this.bottoms[PAD + classIndex] = 0;
 		return grown;
 	}
 
 }
 
-/** Keeps the lock word of one stripe off the cache line of the object allocated before it. */
+/**
+ * Keeps the lock word of one stripe, and what its holder writes beside it, 128 bytes off the objects
+ * before it (two cache lines, as the adjacent-line prefetcher fetches them in pairs); what follows a
+ * stripe is padded arrays or another stripe.
+ */
 @SuppressWarnings("unused")
 abstract class StripePadding {
 
-	private long p01, p02, p03, p04, p05, p06, p07, p08;
+	private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15, p16;
 
 }

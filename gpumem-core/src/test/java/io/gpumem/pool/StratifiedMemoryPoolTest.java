@@ -354,29 +354,29 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void leakDetectionSimpleWatchesASmallBlocksFirstLendAndOneInAHundredAndTwentyEight() throws InterruptedException {
+	void leakDetectionSimpleWatchesEveryAllocatingAcquireAndOneOtherInAHundredAndTwentyEightPerThread()
+			throws InterruptedException {
 		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.SIMPLE));
-		pool.acquire(2048).close();
-		leak(pool, 2048);
+		int hits = 2 * LeakWatch.SAMPLING_INTERVAL;
+		pool.warm(2048, hits);
+		Thread leaker = new Thread(() -> {
+			for (int i = 0; i < hits; i++) {
+				leak(pool, 2048);
+			}
+		});
+		leaker.start();
+		leaker.join();
+		awaitLeaks(pool, 2);
 		for (int i = 0; i < 3; i++) {
 			System.gc();
 			Thread.sleep(20);
 		}
-		assertThat(pool.trim(0)).as("the unwatched second lend stays lent").isZero();
-		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
-		leak(pool, 2048);
-		awaitLeaks(pool, 1);
-		assertThat(pool.statistics().leakedBuffers()).as("a new block's first lend is watched").isEqualTo(1);
-		PooledBuffer reused = pool.acquire(2048);
-		for (int lend = 3; lend <= LeakWatch.SAMPLING_INTERVAL; lend++) {
-			reused.close();
-			reused = pool.acquire(2048);
-		}
-		reused.close();
-		leak(pool, 2048);
-		awaitLeaks(pool, 2);
-		assertThat(pool.statistics().leakedBuffers()).as("its lend 129, the first of the next 128, was watched").isEqualTo(2);
-		assertThat(pool.statistics().inUseBuffers()).as("the unwatched leak").isEqualTo(1);
+		assertThat(pool.statistics().leakedBuffers()).as("the thread's acquires 1 and 129").isEqualTo(2);
+		assertThat(pool.statistics().inUseBuffers()).isEqualTo(hits - 2);
+		leak(pool, 4096);
+		awaitLeaks(pool, 3);
+		assertThat(pool.statistics().leakedBuffers()).as("an acquire that allocated").isEqualTo(3);
+		assertThat(row(pool, 4096).cachedBuffers()).isEqualTo(1);
 	}
 
 	@Test

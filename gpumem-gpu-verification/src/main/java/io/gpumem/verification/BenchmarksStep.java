@@ -14,12 +14,19 @@ import io.gpumem.verification.StepResult.Status;
 
 /**
  * The GPU benchmarks, briefly: a pool hit against {@code cuMemAlloc}/{@code cuMemFree} and
- * {@code cuMemAllocAsync}/{@code cuMemFreeAsync}, 1 KiB to 64 MiB ({@code GpuComparison}). Without a CUDA
- * device the program must still start and say why it does not measure.
+ * {@code cuMemAllocAsync}/{@code cuMemFreeAsync}, 1 KiB to 64 MiB ({@code GpuComparison}), then the
+ * service workload over the CUDA backend, gpumem against Netty and against {@code cuMemAlloc} per
+ * request, at 16, 64 and 200 workers ({@code ServiceWorkload}). Without a CUDA device the comparison must
+ * still start and say why it does not measure, and the workload, which needs CUDA, is not run.
  */
 final class BenchmarksStep {
 
 	private static final String GPU_COMPARISON = "io.gpumem.benchmarks.GpuComparison";
+
+	private static final String SERVICE_WORKLOAD = "io.gpumem.benchmarks.ServiceWorkload";
+
+	/** The workload's options: the default requests and worker counts, one run of each, on CUDA. */
+	private static final List<String> WORKLOAD = List.of("--backend", "cuda", "--repeat", "1");
 
 	/** JMH options for a run of about a minute: one fork, one warm-up and three measured iterations of 0.3 s. */
 	private static final List<String> BRIEF = List.of("-f", "1", "-wi", "1", "-i", "3", "-w", "300ms", "-r", "300ms");
@@ -61,8 +68,23 @@ final class BenchmarksStep {
 						result.get("primaryMetric").get("score").asDouble());
 		}
 		details.put("nanosPerOperationBySize", nanosBySize);
+		Path workloadJson = bundle.out().resolve("service-workload.json");
+		List<String> workload = new ArrayList<>(WORKLOAD);
+		workload.addAll(List.of("--json", workloadJson.toAbsolutePath().toString()));
+		details.put("workloadCommand", "ServiceWorkload " + String.join(" ", WORKLOAD));
+		int workloadExit = JavaProcess.run(bundle.root(), bundle.toolsClassPath(), SERVICE_WORKLOAD, workload, log,
+				timeoutSeconds);
+		details.put("workloadExitCode", workloadExit);
+		if (workloadExit != 0 || !Files.exists(workloadJson)) {
+			return new StepResult("GPU benchmarks", Status.FAILED, "the service workload "
+					+ ((workloadExit == JavaProcess.TIMED_OUT) ? "did not end within " + timeoutSeconds + " s"
+							: "exited with " + workloadExit) + "; see benchmarks.log",
+					EnvironmentStep.seconds(start), details);
+		}
+		details.put("serviceWorkload", JsonMapper.shared().readTree(workloadJson.toFile()));
 		return new StepResult("GPU benchmarks", nanosBySize.isEmpty() ? Status.FAILED : Status.PASSED,
-				nanosBySize.size() + " sizes measured; ns per allocation + free in benchmarks.log and benchmarks.json",
+				nanosBySize.size() + " sizes measured against cuMemAlloc and cuMemAllocAsync, and the service workload "
+						+ "on CUDA; tables in benchmarks.log",
 				EnvironmentStep.seconds(start), details);
 	}
 

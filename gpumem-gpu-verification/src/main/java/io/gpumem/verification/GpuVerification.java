@@ -25,7 +25,8 @@ import io.gpumem.verification.StepResult.Status;
  * runs the same checks on the host backend, and exits with {@value #NO_GPU}.
  * <p>
  * Writes {@code verify.log} and {@code summary.json} into the output folder, beside each step's own files
- * ({@code tests.log}, {@code tests.xml}, {@code sample.log}, {@code benchmarks.log}, {@code benchmarks.json}).
+ * ({@code tests.log}, {@code tests.xml}, {@code sample.log}, {@code benchmarks.log}, {@code benchmarks.json},
+ * {@code service-workload.json}).
  * <pre>{@code java -cp 'app:natives:lib/*:tools/*' io.gpumem.verification.GpuVerification --out DIR}</pre>
  */
 public final class GpuVerification {
@@ -42,11 +43,12 @@ public final class GpuVerification {
 	/** Exit code: no CUDA device here; everything that runs without one passed. */
 	public static final int NO_GPU = 77;
 
-	private static final long TESTS_SECONDS = 180;
+	private static final long TESTS_SECONDS = 90;
 
-	private static final long SAMPLE_START_SECONDS = 120;
+	private static final long SAMPLE_SECONDS = 60;
 
-	private static final long BENCHMARKS_SECONDS = 180;
+	/** For each of the two benchmark programs. */
+	private static final long BENCHMARKS_SECONDS = 135;
 
 	private final Bundle bundle;
 
@@ -100,7 +102,7 @@ public final class GpuVerification {
 		steps.add(report(EnvironmentStep.run(probe)));
 		steps.add(report(step("real-driver tests", () -> RealDriverTestsStep.run(this.bundle, gpu, TESTS_SECONDS))));
 		steps.add(report(step("sample service",
-				() -> SampleServiceStep.run(this.bundle, gpu, SAMPLE_START_SECONDS))));
+				() -> SampleServiceStep.run(this.bundle, gpu, SAMPLE_SECONDS))));
 		steps.add(report(step("GPU benchmarks", () -> BenchmarksStep.run(this.bundle, gpu, BENCHMARKS_SECONDS))));
 		boolean failed = steps.stream().anyMatch((step) -> step.status() == Status.FAILED);
 		int exit = failed ? FAILED : gpu ? PASSED : NO_GPU;

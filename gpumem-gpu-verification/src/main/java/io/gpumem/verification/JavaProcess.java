@@ -21,7 +21,10 @@ final class JavaProcess {
 		this.log = log;
 	}
 
-	/** Starts {@code mainClass} with {@code arguments} on {@code classPath}, run from {@code directory}. */
+	/**
+	 * Starts {@code mainClass} with {@code arguments} on {@code classPath}, run from {@code directory}, its
+	 * output appended to {@code log}.
+	 */
 	static JavaProcess start(Path directory, String classPath, List<String> jvmOptions, String mainClass,
 			List<String> arguments, Path log) throws IOException {
 		List<String> command = new ArrayList<>();
@@ -33,7 +36,7 @@ final class JavaProcess {
 		command.addAll(arguments);
 		Process process = new ProcessBuilder(command).directory(directory.toFile())
 			.redirectErrorStream(true)
-			.redirectOutput(log.toFile())
+			.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
 			.start();
 		return new JavaProcess(process, log);
 	}

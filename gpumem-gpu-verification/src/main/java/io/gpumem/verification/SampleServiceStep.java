@@ -13,6 +13,11 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.json.JsonMapper;
@@ -32,7 +37,11 @@ final class SampleServiceStep {
 	private SampleServiceStep() {
 	}
 
-	static StepResult run(Bundle bundle, boolean gpu, long startSeconds) throws Exception {
+	/**
+	 * Starts the service (within {@code seconds}), checks it (within twice that) and stops it (within
+	 * half of it).
+	 */
+	static StepResult run(Bundle bundle, boolean gpu, long seconds) throws Exception {
 		long start = System.nanoTime();
 		String backend = gpu ? "cuda" : "host";
 		int port = freePort();
@@ -43,7 +52,7 @@ final class SampleServiceStep {
 				List.of("--server.port=" + port, "--gpumem.backend=" + backend), bundle.out().resolve("sample.log"));
 		URI base = URI.create("http://localhost:" + port);
 		try {
-			String notReady = awaitReadiness(service, base, startSeconds);
+			String notReady = awaitReadiness(service, base, seconds);
 			if (notReady != null) {
 				return new StepResult("sample service", Status.FAILED, notReady, EnvironmentStep.seconds(start),
 						details);
@@ -52,17 +61,29 @@ final class SampleServiceStep {
 			long seed = System.nanoTime();
 			details.put("seed", seed);
 			SampleContract contract = new SampleContract(base, seed);
-			List<Map<String, Object>> checks = new ArrayList<>();
-			checks.add(check("backend is " + backend, () -> {
-				String running = contract.backend();
-				if (!running.equals(backend)) {
-					throw new AssertionError("the service runs on the " + running + " backend, not " + backend);
-				}
-			}));
-			contract.checks().forEach((name, check) -> checks.add(check(name, check)));
+			List<Map<String, Object>> checks = new CopyOnWriteArrayList<>();
 			details.put("checks", checks);
+			ExecutorService checker = Executors.newSingleThreadExecutor();
+			try {
+				checker.submit(() -> {
+					checks.add(check("backend is " + backend, () -> {
+						String running = contract.backend();
+						if (!running.equals(backend)) {
+							throw new AssertionError("the service runs on the " + running + " backend, not " + backend);
+						}
+					}));
+					contract.checks().forEach((name, check) -> checks.add(check(name, check)));
+				}).get(2 * seconds, TimeUnit.SECONDS);
+			}
+			catch (TimeoutException ex) {
+				return new StepResult("sample service", Status.FAILED, "the checks did not end within " + 2 * seconds
+						+ " s; " + checks.size() + " ended", EnvironmentStep.seconds(start), details);
+			}
+			finally {
+				checker.shutdownNow();
+			}
 			details.put("gpumem", JsonMapper.shared().readTree(get(base.resolve("/actuator/gpumem"))));
-			int stopped = service.stop(60);
+			int stopped = service.stop(seconds / 2);
 			details.put("exitCode", stopped);
 			checks.add(check("no error in the service's log", () -> {
 				List<String> errors = errors(service);
@@ -74,7 +95,8 @@ final class SampleServiceStep {
 			String summary = (checks.size() - failed) + " of " + checks.size() + " checks passed on the " + backend
 					+ " backend";
 			if (failed == 0 && stopped == JavaProcess.TIMED_OUT) {
-				return new StepResult("sample service", Status.FAILED, summary + ", but it did not stop within 60 s",
+				return new StepResult("sample service", Status.FAILED,
+						summary + ", but it did not stop within " + seconds / 2 + " s",
 						EnvironmentStep.seconds(start), details);
 			}
 			return new StepResult("sample service", (failed == 0) ? Status.PASSED : Status.FAILED, summary,
