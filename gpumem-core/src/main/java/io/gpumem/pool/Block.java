@@ -9,10 +9,12 @@ import io.gpumem.memory.Allocation;
 
 /**
  * A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. Nothing on the
- * hit path writes into a block but the leak watcher of a watched lend: blocks lent to two threads may
- * share a cache line.
+ * hit path writes into a block but the leak watcher of a watched lend, which at level {@code simple}
+ * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more: such blocks are
+ * {@linkplain #of made} with 128 bytes of padding behind their fields, so that two threads lending
+ * two of them never write one cache line. Smaller blocks, written on a sampled lend only, stay compact.
  */
-final class Block {
+class Block {
 
 	static final VarHandle LEAK;
 
@@ -39,6 +41,12 @@ final class Block {
 		this.allocation = allocation;
 		this.classIndex = classIndex;
 		this.size = allocation.size();
+	}
+
+	/** A block of an allocation, padded where every lend of it is watched. */
+	static Block of(Allocation allocation, int classIndex) {
+		return (allocation.size() >= LeakWatch.ALWAYS_WATCHED_BYTES) ? new Padded(allocation, classIndex)
+				: new Block(allocation, classIndex);
 	}
 
 	/** Stops watching the buffer that lent this block for leaks, as it is closed; writes only if it was watched. */
@@ -70,6 +78,18 @@ final class Block {
 			this.stripe = stripe;
 			this.requestedBytes = buffer.size();
 			this.site = site;
+		}
+
+	}
+
+	/** A block whose fields are followed by 128 bytes of padding. */
+	@SuppressWarnings("unused")
+	static final class Padded extends Block {
+
+		private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15, p16;
+
+		Padded(Allocation allocation, int classIndex) {
+			super(allocation, classIndex);
 		}
 
 	}

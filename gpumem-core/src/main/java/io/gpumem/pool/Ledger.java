@@ -54,7 +54,7 @@ final class Ledger {
 	/** Allocates a block of {@code size} bytes for a class, or above the top class for -1, and books it. */
 	Block reserve(int classIndex, long size) {
 		Allocation allocation = this.allocator.allocate(size);
-		Block block = new Block(allocation, classIndex);
+		Block block = Block.of(allocation, classIndex);
 		this.blocks.add(block);
 		if (classIndex >= 0) {
 			this.reservedBuffers.incrementAndGet(classIndex);
