@@ -11,15 +11,17 @@ import java.util.List;
  * side in memory; statistics read the counts and sizes without the lock, as recent values.
  * <p>
  * Each stack is a ring: lent blocks are pushed and popped at its top, and trims take the least
- * recently used blocks from its bottom.
+ * recently used blocks from its bottom. Everything the lock's holder writes is padded by 128 bytes on
+ * both sides, so that two threads working on two stripes never write one cache line, wherever the
+ * collector moves the stripes, their arrays and the blocks.
  */
-final class Stripe extends StripePadding {
+final class Stripe extends StripeState {
 
 	private static final VarHandle LOCK;
 
 	static {
 		try {
-			LOCK = MethodHandles.lookup().findVarHandle(Stripe.class, "lock", int.class);
+			LOCK = MethodHandles.lookup().findVarHandle(StripeState.class, "lock", int.class);
 		}
 		catch (ReflectiveOperationException ex) {
 			throw new ExceptionInInitializerError(ex);
@@ -29,42 +31,19 @@ final class Stripe extends StripePadding {
 	/** Padding, in array elements, at both ends of what the lock's holder writes. */
 	private static final int PAD = 16;
 
+	/** Slots left unused at the end of each stack and its stamps: 128 bytes of references, and of longs. */
+	private static final int REF_SLACK = 32;
+
+	private static final int LONG_SLACK = 16;
+
 	@SuppressWarnings("unused")
-	private volatile int lock;
-
-	private final int classes;
-
-	/** Per class, requests counted here, then returns; then the requests and returns of every class together. */
-	private final long[] counts;
-
-	private final Block[][] stacks;
-
-	/** The pool's clock when each cached block was pushed, slot for slot with {@link #stacks}. */
-	private final long[][] stamps;
-
-	private final int[] bottoms;
-
-	private final int[] sizes;
-
-	/** Bytes of the blocks in all stacks. */
-	private long cachedBytes;
-
-	/** Blocks in all stacks. */
-	private int cachedBuffers;
-
-	/** Set by {@link #close(List)}: the stripe takes no more blocks. */
-	private boolean closed;
+	private long q01, q02, q03, q04, q05, q06, q07, q08, q09, q10, q11, q12, q13, q14, q15, q16;
 
 	Stripe(int classes) {
-		this.classes = classes;
-		this.counts = new long[PAD + 2 * classes + 2 + PAD];
-		this.stacks = new Block[classes][];
-		this.stamps = new long[classes][];
-		this.bottoms = new int[PAD + classes + PAD];
-		this.sizes = new int[PAD + classes + PAD];
+		super(classes, PAD);
 		for (int i = 0; i < classes; i++) {
-			this.stacks[i] = new Block[4];
-			this.stamps[i] = new long[4];
+			this.stacks[i] = new Block[4 + REF_SLACK];
+			this.stamps[i] = new long[4 + LONG_SLACK];
 		}
 	}
 
@@ -147,10 +126,10 @@ final class Stripe extends StripePadding {
 		int classIndex = block.classIndex;
 		Block[] stack = this.stacks[classIndex];
 		int size = this.sizes[PAD + classIndex];
-		if (size == stack.length) {
+		if (size == capacity(stack)) {
 			stack = grow(classIndex);
 		}
-		int slot = (this.bottoms[PAD + classIndex] + size) & (stack.length - 1);
+		int slot = (this.bottoms[PAD + classIndex] + size) & (capacity(stack) - 1);
 		stack[slot] = block;
 		this.stamps[classIndex][slot] = stamp;
 		this.sizes[PAD + classIndex] = size + 1;
@@ -166,7 +145,7 @@ final class Stripe extends StripePadding {
 			return null;
 		}
 		Block[] stack = this.stacks[classIndex];
-		int slot = (this.bottoms[PAD + classIndex] + size - 1) & (stack.length - 1);
+		int slot = (this.bottoms[PAD + classIndex] + size - 1) & (capacity(stack) - 1);
 		Block block = stack[slot];
 		stack[slot] = null;
 		taken(classIndex, size, block);
@@ -189,7 +168,7 @@ final class Stripe extends StripePadding {
 		int bottom = this.bottoms[PAD + classIndex];
 		Block block = stack[bottom];
 		stack[bottom] = null;
-		this.bottoms[PAD + classIndex] = (bottom + 1) & (stack.length - 1);
+		this.bottoms[PAD + classIndex] = (bottom + 1) & (capacity(stack) - 1);
 		taken(classIndex, size, block);
 		return block;
 	}
@@ -200,7 +179,7 @@ final class Stripe extends StripePadding {
 			Block[] stack = this.stacks[c];
 			int bottom = this.bottoms[PAD + c];
 			for (int i = 0; i < this.sizes[PAD + c]; i++) {
-				int slot = (bottom + i) & (stack.length - 1);
+				int slot = (bottom + i) & (capacity(stack) - 1);
 				stamps.add(new long[] { this.stamps[c][slot], stack[slot].size });
 			}
 		}
@@ -222,15 +201,21 @@ final class Stripe extends StripePadding {
 		this.cachedBuffers--;
 	}
 
+	/** The ring's slots: a power of two, before the slack. */
+	private static int capacity(Block[] stack) {
+		return stack.length - REF_SLACK;
+	}
+
 	private Block[] grow(int classIndex) {
 		Block[] old = this.stacks[classIndex];
 		long[] oldStamps = this.stamps[classIndex];
-		Block[] grown = new Block[old.length * 2];
-		long[] grownStamps = new long[old.length * 2];
+		int capacity = capacity(old);
+		Block[] grown = new Block[2 * capacity + REF_SLACK];
+		long[] grownStamps = new long[2 * capacity + LONG_SLACK];
 		int bottom = this.bottoms[PAD + classIndex];
-		for (int i = 0; i < old.length; i++) {
-			grown[i] = old[(bottom + i) & (old.length - 1)];
-			grownStamps[i] = oldStamps[(bottom + i) & (old.length - 1)];
+		for (int i = 0; i < capacity; i++) {
+			grown[i] = old[(bottom + i) & (capacity - 1)];
+			grownStamps[i] = oldStamps[(bottom + i) & (capacity - 1)];
 		}
 		this.stacks[classIndex] = grown;
 		this.stamps[classIndex] = grownStamps;
@@ -240,10 +225,49 @@ final class Stripe extends StripePadding {
 
 }
 
+/** The fields of a {@link Stripe}, between its paddings. */
+abstract class StripeState extends StripePadding {
+
+	volatile int lock;
+
+	final int classes;
+
+	/** Per class, requests counted here, then returns; then the requests and returns of every class together. */
+	final long[] counts;
+
+	final Block[][] stacks;
+
+	/** The pool's clock when each cached block was pushed, slot for slot with {@link #stacks}. */
+	final long[][] stamps;
+
+	final int[] bottoms;
+
+	final int[] sizes;
+
+	/** Bytes of the blocks in all stacks. */
+	long cachedBytes;
+
+	/** Blocks in all stacks. */
+	int cachedBuffers;
+
+	/** Set by {@link Stripe#close(List)}: the stripe takes no more blocks. */
+	boolean closed;
+
+	StripeState(int classes, int pad) {
+		this.classes = classes;
+		this.counts = new long[pad + 2 * classes + 2 + pad];
+		this.stacks = new Block[classes][];
+		this.stamps = new long[classes][];
+		this.bottoms = new int[pad + classes + pad];
+		this.sizes = new int[pad + classes + pad];
+	}
+
+}
+
 /**
- * Keeps the lock word of one stripe, and what its holder writes beside it, 128 bytes off the objects
- * before it (two cache lines, as the adjacent-line prefetcher fetches them in pairs); what follows a
- * stripe is padded arrays or another stripe.
+ * Keeps the lock word of one stripe, and what its holder writes beside it, 128 bytes (two cache lines,
+ * as the adjacent-line prefetcher fetches them in pairs) off whatever the collector puts before it; the
+ * stripe's own trailing padding keeps it off whatever follows.
  */
 @SuppressWarnings("unused")
 abstract class StripePadding {
