@@ -68,13 +68,13 @@ final class LeakWatch {
 			if (!Block.LEAK.compareAndSet(block, leak, null)) {
 				continue;
 			}
+			release.release(block, leak.stripe);
 			this.leaked.increment();
 			reclaimed++;
 			LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
 					+ pool + "' became unreachable without close(); its memory was reclaimed."
 					+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : ""),
 					leak.site);
-			release.release(block, leak.stripe);
 		}
 		return reclaimed;
 	}

@@ -128,8 +128,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			close();
 			throw ex;
 		}
-		long period = (this.idleTrimNanos > 0) ? Math.max(1_000_000L, this.idleTrimNanos / 4) : 0;
-		period = (period == 0) ? MAINTENANCE_PERIOD_NANOS : Math.min(period, MAINTENANCE_PERIOD_NANOS);
+		long period = (this.idleTrimNanos > 0)
+				? Math.min(MAINTENANCE_PERIOD_NANOS, Math.max(1_000_000L, this.idleTrimNanos / 4))
+				: MAINTENANCE_PERIOD_NANOS;
 		this.maintenance = Maintenance.schedule(this::maintain, period);
 	}
 

@@ -443,16 +443,28 @@ class StratifiedMemoryPoolTest {
 
 	@Test
 	void statisticsChangeNothing() throws InterruptedException {
-		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.PARANOID));
-		leak(pool, 2048);
-		for (int i = 0; i < 3; i++) {
-			System.gc();
-			Thread.sleep(20);
+		for (int attempt = 0;; attempt++) {
+			long created = System.nanoTime();
+			StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.PARANOID));
+			leak(pool, 2048);
+			for (int i = 0; i < 3; i++) {
+				System.gc();
+				Thread.sleep(20);
+			}
+			PoolStatistics first = pool.statistics();
+			PoolStatistics second = pool.statistics();
+			if (System.nanoTime() - created > 800_000_000L && attempt < 3) {
+				pool.close();
+				continue;
+			}
+			assertThat(second).isEqualTo(first);
+			assertThat(first.leakedBuffers()).isZero();
+			assertThat(first.inUseBuffers()).as("reclaiming is the maintenance's work (first run after 1 s)")
+				.isEqualTo(1);
+			assertThat(pool.trim(0)).as("a trim takes the leaked buffer back, and frees it").isEqualTo(2048);
+			assertThat(pool.statistics().leakedBuffers()).isEqualTo(1);
+			return;
 		}
-		PoolStatistics first = pool.statistics();
-		PoolStatistics second = pool.statistics();
-		assertThat(second).isEqualTo(first);
-		assertThat(first.inUseBuffers()).as("reclaiming is the maintenance's work, not a read's").isEqualTo(1);
 	}
 
 	@Test

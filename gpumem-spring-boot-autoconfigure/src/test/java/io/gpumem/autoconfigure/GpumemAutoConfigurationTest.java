@@ -1,10 +1,13 @@
 package io.gpumem.autoconfigure;
 
+import java.io.InputStream;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.bind.validation.BindValidationException;
@@ -188,6 +191,30 @@ class GpumemAutoConfigurationTest {
 				assertThat(events.get(events.size() - 1).getChange().level()).isEqualTo(PressureLevel.WARNING);
 				assertThat(events.get(events.size() - 1).getSource()).isSameAs(handler);
 			});
+	}
+
+	@Test
+	void theDeprecatedThreadCachePropertiesAreAcceptedAndChangeNothing() throws Exception {
+		this.runner
+			.withPropertyValues("gpumem.device-pool.thread-cache.buffers-per-class=-1",
+					"gpumem.pinned-pool.thread-cache.max-size=64MB")
+			.run((context) -> assertThat(context).hasNotFailed().hasBean("gpumemDevicePool"));
+		JsonNode metadata;
+		try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			metadata = JsonMapper.shared().readTree(in);
+		}
+		List<String> deprecated = new ArrayList<>();
+		metadata.get("properties").forEach((property) -> {
+			String name = property.get("name").asString();
+			if (name.contains(".thread-cache.")) {
+				assertThat(property.path("deprecated").asBoolean()).as(name).isTrue();
+				assertThat(property.path("deprecation").path("reason").asString()).as(name)
+					.contains("no per-thread caches");
+				deprecated.add(name);
+			}
+		});
+		assertThat(deprecated).contains("gpumem.device-pool.thread-cache.buffers-per-class",
+				"gpumem.device-pool.thread-cache.max-size", "gpumem.pinned-pool.thread-cache.max-size");
 	}
 
 	@Test
