@@ -62,16 +62,35 @@ abstract class Lender implements AutoCloseable {
 	@Override
 	public abstract void close();
 
-	/** gpumem's pool over the backend's device allocator. */
-	static final class Pool extends Lender {
+	/** A lender over the backend's device allocator, whose calls it counts exactly. */
+	abstract static class OverBackend extends Lender {
 
-		private final StatisticsAllocator allocator;
+		final StatisticsAllocator allocator;
+
+		OverBackend(String name, GpuBackend backend) {
+			super(name);
+			this.allocator = new StatisticsAllocator(backend.allocator(MemoryKind.DEVICE));
+		}
+
+		@Override
+		long peakHeldBytes() {
+			return this.allocator.statistics().peakBytes();
+		}
+
+		@Override
+		long freshAllocations() {
+			return this.allocator.statistics().totalCount();
+		}
+
+	}
+
+	/** gpumem's pool over the backend's device allocator. */
+	static final class Pool extends OverBackend {
 
 		private final StratifiedMemoryPool pool;
 
 		Pool(String name, GpuBackend backend, PoolConfig config) {
-			super(name);
-			this.allocator = new StatisticsAllocator(backend.allocator(MemoryKind.DEVICE));
+			super(name, backend);
 			this.pool = new StratifiedMemoryPool(this.allocator, config);
 		}
 
@@ -93,16 +112,6 @@ abstract class Lender implements AutoCloseable {
 		@Override
 		long heldBytes() {
 			return this.pool.reservedBytes();
-		}
-
-		@Override
-		long peakHeldBytes() {
-			return this.allocator.statistics().peakBytes();
-		}
-
-		@Override
-		long freshAllocations() {
-			return this.allocator.statistics().totalCount();
 		}
 
 		@Override
@@ -179,13 +188,10 @@ abstract class Lender implements AutoCloseable {
 	}
 
 	/** The backend's device allocator with no pool: every acquire allocates, every release frees. */
-	static final class Backend extends Lender {
-
-		private final StatisticsAllocator allocator;
+	static final class Backend extends OverBackend {
 
 		Backend(String name, GpuBackend backend) {
-			super(name);
-			this.allocator = new StatisticsAllocator(backend.allocator(MemoryKind.DEVICE));
+			super(name, backend);
 		}
 
 		@Override
@@ -206,16 +212,6 @@ abstract class Lender implements AutoCloseable {
 		@Override
 		long heldBytes() {
 			return this.allocator.statistics().currentBytes();
-		}
-
-		@Override
-		long peakHeldBytes() {
-			return this.allocator.statistics().peakBytes();
-		}
-
-		@Override
-		long freshAllocations() {
-			return this.allocator.statistics().totalCount();
 		}
 
 		@Override

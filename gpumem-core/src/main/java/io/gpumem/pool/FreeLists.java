@@ -2,6 +2,7 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.ToLongFunction;
 
 /**
  * A pool's cached blocks, a stack per size class, striped so that request threads rarely meet on a
@@ -128,47 +129,30 @@ final class FreeLists {
 
 	/** Bytes cached in all classes; a recent value unless no thread is acquiring or releasing. */
 	long cachedBytes() {
-		long bytes = 0;
-		for (Stripe stripe : this.stripes) {
-			bytes += stripe.cachedBytes();
-		}
-		return bytes;
+		return sum(Stripe::cachedBytes);
 	}
 
 	/** Buffers cached in all classes, with the exactness of {@link #cachedBytes()}. */
 	long cachedBuffers() {
-		long buffers = 0;
-		for (Stripe stripe : this.stripes) {
-			buffers += stripe.cachedBuffers();
-		}
-		return buffers;
+		return sum(Stripe::cachedBuffers);
 	}
 
 	/** Buffers cached in a class, with the exactness of {@link #cachedBytes()}. */
 	long cachedBuffers(int classIndex) {
-		long buffers = 0;
-		for (Stripe stripe : this.stripes) {
-			buffers += stripe.cached(classIndex);
-		}
-		return buffers;
+		return sum((stripe) -> stripe.cached(classIndex));
 	}
 
 	/** Requests of every class counted so far. */
 	long requests() {
-		long requests = 0;
-		for (Stripe stripe : this.stripes) {
-			requests += stripe.requests();
-		}
-		return requests;
+		return sum(Stripe::requests);
 	}
 
-	/** Returns of every class counted so far. */
-	long returns() {
-		long returns = 0;
+	private long sum(ToLongFunction<Stripe> figure) {
+		long sum = 0;
 		for (Stripe stripe : this.stripes) {
-			returns += stripe.returns();
+			sum += figure.applyAsLong(stripe);
 		}
-		return returns;
+		return sum;
 	}
 
 	/** Adds, per class, the requests, returns and cached buffers of every stripe to the arrays given. */

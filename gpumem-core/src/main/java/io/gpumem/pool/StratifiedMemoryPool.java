@@ -22,9 +22,9 @@ import io.gpumem.stream.GpuStream;
  * allocates, so a buffer closed on one thread serves the next request on any other. Before it
  * allocates, a request also takes a cached buffer of the next class up where that class is at most a
  * quarter larger (the default ladder's step is a fifth): in the statistics it is a hit of the class
- * asked for, and the buffer goes back to its own class. Nothing is cached
- * per thread: every cached byte is one that a trim, the pressure handler or an out-of-memory retry can
- * free, from any thread, at once.
+ * asked for, and the buffer goes back to its own class. Nothing is cached per thread: every cached
+ * byte is one that a trim, the pressure handler or an out-of-memory retry can free, from any thread,
+ * at once.
  * <p>
  * <b>Caps.</b> At most {@code maxCachedBuffers} per class and {@code maxCachedBytes} in all are kept
  * cached; a buffer closed beyond them goes back to the allocator.

@@ -84,7 +84,6 @@ final class Stripe extends StripeState {
 
 	void countReturn(int classIndex) {
 		this.counts[PAD + this.classes + classIndex]++;
-		this.counts[PAD + 2 * this.classes + 1]++;
 	}
 
 	long requests(int classIndex) {
@@ -98,11 +97,6 @@ final class Stripe extends StripeState {
 	/** Requests of every class counted here. */
 	long requests() {
 		return this.counts[PAD + 2 * this.classes];
-	}
-
-	/** Returns of every class counted here. */
-	long returns() {
-		return this.counts[PAD + 2 * this.classes + 1];
 	}
 
 	/** Blocks cached in a class. */
@@ -232,7 +226,7 @@ abstract class StripeState extends StripePadding {
 
 	final int classes;
 
-	/** Per class, requests counted here, then returns; then the requests and returns of every class together. */
+	/** Per class, requests counted here, then returns; then the requests of every class together. */
 	final long[] counts;
 
 	final Block[][] stacks;
@@ -255,7 +249,7 @@ abstract class StripeState extends StripePadding {
 
 	StripeState(int classes, int pad) {
 		this.classes = classes;
-		this.counts = new long[pad + 2 * classes + 2 + pad];
+		this.counts = new long[pad + 2 * classes + 1 + pad];
 		this.stacks = new Block[classes][];
 		this.stamps = new long[classes][];
 		this.bottoms = new int[pad + classes + pad];
