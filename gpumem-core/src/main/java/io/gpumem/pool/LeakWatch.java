@@ -84,8 +84,4 @@ final class LeakWatch {
 		return this.leaked.sum();
 	}
 
-	boolean isEnabled() {
-		return this.level != LeakDetection.DISABLED;
-	}
-
 }

@@ -44,10 +44,6 @@ final class PendingReleases {
 		}
 	}
 
-	boolean isEmpty() {
-		return this.pending.isEmpty();
-	}
-
 	private record Pending(Block block, int stripe, GpuEvent event) {
 	}
 
