@@ -1,6 +1,6 @@
 package io.gpumem.allocator;
 
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Objects;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ByteSizes;
@@ -9,63 +9,59 @@ import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 
 /**
- * Refuses allocations that would take the bytes outstanding through it beyond a budget, as PyTorch's
- * per-process memory fraction does.
+ * Refuses allocations that would take the bytes drawn on its {@link MemoryBudget} beyond the budget, as
+ * PyTorch's per-process memory fraction does. Allocators of one device share one budget.
  */
 public final class LimitingAllocator extends AllocatorDecorator {
 
-	private final long limitBytes;
+	private final MemoryBudget budget;
 
-	private final AtomicLong allocatedBytes = new AtomicLong();
-
+	/** A limiting allocator with a budget of its own. */
 	public LimitingAllocator(MemoryAllocator upstream, long limitBytes) {
+		this(upstream, new MemoryBudget(limitBytes));
+	}
+
+	/** A limiting allocator drawing on {@code budget}, which other allocators may share. */
+	public LimitingAllocator(MemoryAllocator upstream, MemoryBudget budget) {
 		super(upstream);
-		if (limitBytes <= 0) {
-			throw new IllegalArgumentException("memory limit must be positive: " + limitBytes);
-		}
-		this.limitBytes = limitBytes;
+		this.budget = Objects.requireNonNull(budget, "budget");
 	}
 
 	/**
-	 * A limit of {@code fraction} of the upstream device's total memory.
+	 * A limit of {@code fraction} of the upstream device's total memory, of its own.
 	 * @param fraction in (0, 1]
 	 */
 	public static LimitingAllocator ofFraction(MemoryAllocator upstream, double fraction) {
-		if (!(fraction > 0.0 && fraction <= 1.0)) {
-			throw new IllegalArgumentException("memory fraction must lie in (0, 1]: " + fraction);
-		}
-		long total = upstream.memoryInfo().totalBytes();
-		return new LimitingAllocator(upstream, Math.max(1, (long) Math.floor(total * fraction)));
+		return new LimitingAllocator(upstream, MemoryBudget.ofFraction(upstream.memoryInfo().totalBytes(), fraction));
 	}
 
 	/** The budget in bytes. */
 	public long limitBytes() {
-		return this.limitBytes;
+		return this.budget.limitBytes();
 	}
 
-	/** Bytes outstanding through this allocator. */
+	/** Bytes drawn on the budget, through this allocator and those sharing it. */
 	public long allocatedBytes() {
-		return this.allocatedBytes.get();
+		return this.budget.usedBytes();
+	}
+
+	/** The budget this allocator draws on. */
+	public MemoryBudget budget() {
+		return this.budget;
 	}
 
 	@Override
 	public Allocation allocate(long bytes) {
 		MemoryAllocator.requirePositiveSize(bytes);
-		long allocated;
-		do {
-			allocated = this.allocatedBytes.get();
-			if (bytes > this.limitBytes - allocated) {
-				throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(kind(), bytes, memoryInfo(),
-						this.limitBytes, "limit reached: " + ByteSizes.format(allocated) + " of "
-								+ ByteSizes.format(this.limitBytes) + " allocated"));
-			}
+		if (!this.budget.tryDraw(bytes)) {
+			throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(kind(), bytes, memoryInfo(),
+					this.budget.limitBytes(), "limit reached: " + this.budget + " allocated"));
 		}
-		while (!this.allocatedBytes.compareAndSet(allocated, allocated + bytes));
 		try {
 			return super.allocate(bytes);
 		}
 		catch (RuntimeException ex) {
-			this.allocatedBytes.addAndGet(-bytes);
+			this.budget.giveBack(bytes);
 			throw ex;
 		}
 	}
@@ -73,12 +69,12 @@ public final class LimitingAllocator extends AllocatorDecorator {
 	@Override
 	public void free(Allocation allocation) {
 		super.free(allocation);
-		this.allocatedBytes.addAndGet(-allocation.size());
+		this.budget.giveBack(allocation.size());
 	}
 
 	@Override
 	public String describe() {
-		return super.describe() + ", limit " + ByteSizes.format(this.limitBytes);
+		return super.describe() + ", limit " + ByteSizes.format(this.budget.limitBytes());
 	}
 
 }

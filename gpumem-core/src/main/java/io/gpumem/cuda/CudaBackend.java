@@ -94,6 +94,10 @@ public final class CudaBackend implements GpuBackend {
 		return this.allocators.get(kind);
 	}
 
+	CudaDevice device() {
+		return this.device;
+	}
+
 	@Override
 	public MemoryInfo memoryInfo() {
 		return this.device.bind().memoryInfo();
@@ -105,6 +109,15 @@ public final class CudaBackend implements GpuBackend {
 	 */
 	public void makeContextCurrent() {
 		this.device.bind();
+	}
+
+	/**
+	 * Loads a module of kernels on this device from a PTX image (NUL-terminated text) or a cubin.
+	 * @throws CudaException if the driver cannot load it (for PTX newer than the driver:
+	 * {@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION})
+	 */
+	public CudaModule loadModule(byte[] image) {
+		return new CudaModule(this.device, this.device.bind().loadModule(image.clone()));
 	}
 
 	@Override

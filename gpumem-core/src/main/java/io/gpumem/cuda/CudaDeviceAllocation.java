@@ -9,6 +9,11 @@ import io.gpumem.memory.MemoryKind;
 /**
  * A block of device or managed memory: {@code unwrap(CUdeviceptr.class)} gives kernels their argument.
  * Slices share the block's memory and are freed with it.
+ * <p>
+ * Copies from the host and fills are complete when they return: CUDA runs them on the legacy default
+ * stream, which gpumem's non-blocking streams do not wait for, and may return before a fill or the DMA of
+ * a copy from pageable memory has run; each is followed by a synchronization of that stream, so that work
+ * enqueued afterwards on any stream sees it.
  */
 final class CudaDeviceAllocation implements Allocation, CudaMemory {
 
@@ -77,6 +82,7 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 		CudaDriver driver = this.device.bind();
 		driver.copyArrayToDevice(driver.offset(this.pointer, byteOffset), array, (long) arrayIndex * type.bytes(),
 				(long) count * type.bytes());
+		driver.synchronizeStream(null);
 	}
 
 	@Override
@@ -92,6 +98,7 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 		checkNotFreed();
 		CudaDriver driver = this.device.bind();
 		driver.memsetD8(driver.offset(this.pointer, byteOffset), value, byteCount, null);
+		driver.synchronizeStream(null);
 	}
 
 	@Override
@@ -99,6 +106,7 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 		checkNotFreed();
 		CudaDriver driver = this.device.bind();
 		driver.memsetD32(driver.offset(this.pointer, byteOffset), value, count, null);
+		driver.synchronizeStream(null);
 	}
 
 	@Override

@@ -122,4 +122,22 @@ public interface CudaDriver {
 	/** {@code cuEventDestroy}. */
 	void destroyEvent(Object event);
 
+	/** {@code cuModuleLoadData}: a module from a PTX image (NUL-terminated text) or a cubin. */
+	Object loadModule(byte[] image);
+
+	/** {@code cuModuleGetFunction}: the kernel of that entry point name. */
+	Object function(Object module, String name);
+
+	/**
+	 * {@code cuLaunchKernel} on a one-dimensional grid: {@code blocks} blocks of {@code threadsPerBlock}
+	 * threads, {@code sharedBytes} of dynamic shared memory, on {@code stream}. Each argument is a device
+	 * pointer of this driver or an {@code Integer}, {@code Long}, {@code Float} or {@code Double}, passed by
+	 * value as the kernel's parameter of that position.
+	 */
+	void launchKernel(Object function, int blocks, int threadsPerBlock, int sharedBytes, Object stream,
+			Object[] arguments);
+
+	/** {@code cuModuleUnload}. */
+	void unloadModule(Object module);
+
 }

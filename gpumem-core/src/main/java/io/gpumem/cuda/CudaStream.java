@@ -100,6 +100,11 @@ final class CudaStream implements GpuStream {
 	}
 
 	@Override
+	public boolean isClosed() {
+		return this.closed;
+	}
+
+	@Override
 	public synchronized void close() {
 		if (!this.closed) {
 			CudaDriver driver = bind();
@@ -124,7 +129,20 @@ final class CudaStream implements GpuStream {
 		}
 	}
 
-	private CudaMemory memory(GpuBuffer buffer) {
+	/**
+	 * The native stream, for work enqueued on {@code device}.
+	 * @throws IllegalArgumentException if this stream belongs to another device
+	 */
+	Object handle(CudaDevice device) {
+		if (device != this.device) {
+			throw new IllegalArgumentException(this + " belongs to device " + this.device.ordinal() + ", not to device "
+					+ device.ordinal());
+		}
+		bind();
+		return this.stream;
+	}
+
+	CudaMemory memory(GpuBuffer buffer) {
 		CudaMemory memory;
 		try {
 			memory = buffer.unwrap(CudaMemory.class);

@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
+import jcuda.NativePointerObject;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
@@ -11,7 +12,9 @@ import jcuda.driver.CUdevice_attribute;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
+import jcuda.driver.CUfunction;
 import jcuda.driver.CUmemAttach_flags;
+import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
@@ -243,6 +246,55 @@ final class JCudaBinding implements CudaDriver {
 	@Override
 	public void destroyEvent(Object event) {
 		check(JCudaDriver.cuEventDestroy((CUevent) event), "cuEventDestroy");
+	}
+
+	@Override
+	public Object loadModule(byte[] image) {
+		CUmodule module = new CUmodule();
+		check(JCudaDriver.cuModuleLoadData(module, image), "cuModuleLoadData");
+		return module;
+	}
+
+	@Override
+	public Object function(Object module, String name) {
+		CUfunction function = new CUfunction();
+		check(JCudaDriver.cuModuleGetFunction(function, (CUmodule) module, name), "cuModuleGetFunction(" + name + ")");
+		return function;
+	}
+
+	@Override
+	public void launchKernel(Object function, int blocks, int threadsPerBlock, int sharedBytes, Object stream,
+			Object[] arguments) {
+		NativePointerObject[] parameters = new NativePointerObject[arguments.length];
+		for (int i = 0; i < arguments.length; i++) {
+			parameters[i] = parameter(arguments[i]);
+		}
+		check(JCudaDriver.cuLaunchKernel((CUfunction) function, blocks, 1, 1, threadsPerBlock, 1, 1, sharedBytes,
+				stream(stream), Pointer.to(parameters), null), "cuLaunchKernel");
+	}
+
+	@Override
+	public void unloadModule(Object module) {
+		check(JCudaDriver.cuModuleUnload((CUmodule) module), "cuModuleUnload");
+	}
+
+	private static Pointer parameter(Object argument) {
+		if (argument instanceof CUdeviceptr pointer) {
+			return Pointer.to(pointer);
+		}
+		if (argument instanceof Integer value) {
+			return Pointer.to(new int[] { value });
+		}
+		if (argument instanceof Long value) {
+			return Pointer.to(new long[] { value });
+		}
+		if (argument instanceof Float value) {
+			return Pointer.to(new float[] { value });
+		}
+		if (argument instanceof Double value) {
+			return Pointer.to(new double[] { value });
+		}
+		throw new IllegalArgumentException("not a kernel argument: " + argument);
 	}
 
 	private static CUdevice device(int ordinal) {

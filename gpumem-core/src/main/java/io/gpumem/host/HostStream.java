@@ -67,6 +67,11 @@ final class HostStream implements GpuStream {
 	}
 
 	@Override
+	public boolean isClosed() {
+		return this.closed;
+	}
+
+	@Override
 	public void close() {
 		this.closed = true;
 	}

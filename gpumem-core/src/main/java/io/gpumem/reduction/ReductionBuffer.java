@@ -10,8 +10,10 @@ import io.gpumem.stream.GpuStream;
 
 /**
  * A device buffer of reduction slots lent by a {@link ReductionBufferCache}, every slot at its op's
- * identity when lent: kernels take it by {@code unwrap}, the host reads results through pinned memory
- * with {@link #readResult(int)}. Closing it returns it to the cache.
+ * identity when lent: kernels take it as an argument, the host reads results with
+ * {@link #readResult(int, GpuStream)}. Closing it returns it to the cache; one acquired on a stream goes
+ * back once that stream's work so far has completed, so that no kernel still writing it meets the next
+ * request's reset.
  */
 public final class ReductionBuffer extends GpuBuffer {
 
@@ -19,12 +21,15 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	private final ReductionKey key;
 
+	private final GpuStream stream;
+
 	private volatile Allocation allocation;
 
-	ReductionBuffer(ReductionBufferCache cache, ReductionKey key, Allocation allocation) {
+	ReductionBuffer(ReductionBufferCache cache, ReductionKey key, Allocation allocation, GpuStream stream) {
 		this.cache = cache;
 		this.key = key;
 		this.allocation = allocation;
+		this.stream = stream;
 	}
 
 	/** The element type, slot count and op of this buffer. */
@@ -48,21 +53,26 @@ public final class ReductionBuffer extends GpuBuffer {
 	}
 
 	/**
-	 * The value in a slot, copied to the host through pinned memory: an {@code Integer}, {@code Long},
-	 * {@code Float} or {@code Double} as the element type is.
+	 * The value in a slot as the device holds it now, copied synchronously: an {@code Integer},
+	 * {@code Long}, {@code Float} or {@code Double} as the element type is. Work of gpumem's streams is not
+	 * waited for: synchronize the stream that wrote the slot first, or use {@link #readResult(int, GpuStream)}.
 	 * @throws IndexOutOfBoundsException if {@code slot} is not a slot of this buffer
 	 */
 	public Number readResult(int slot) {
-		return readResult(slot, null);
+		return decode(this.cache.readSlot(this, Objects.checkIndex(slot, this.key.slots()), null));
 	}
 
 	/**
 	 * The value in a slot, copied on {@code stream} after the work already enqueued there (the kernel that
-	 * wrote it), through pinned memory; the cache's own stream when {@code stream} is {@code null}.
+	 * wrote it), through pinned memory.
 	 * @throws IndexOutOfBoundsException if {@code slot} is not a slot of this buffer
 	 */
 	public Number readResult(int slot, GpuStream stream) {
-		long bits = this.cache.readSlot(this, Objects.checkIndex(slot, this.key.slots()), stream);
+		Objects.requireNonNull(stream, "stream");
+		return decode(this.cache.readSlot(this, Objects.checkIndex(slot, this.key.slots()), stream));
+	}
+
+	private Number decode(long bits) {
 		return switch (this.key.type()) {
 			case INT -> (int) bits;
 			case LONG -> bits;
@@ -72,9 +82,24 @@ public final class ReductionBuffer extends GpuBuffer {
 		};
 	}
 
-	/** Sets every slot back to the op's identity, as on every acquire. */
+	/**
+	 * Sets every slot back to the op's identity, as on every acquire: on the stream the buffer was
+	 * acquired on, after its work so far, or at once for a buffer acquired without one.
+	 */
 	public void reset() {
 		long identity = this.key.op().identityBits(this.key.type());
+		if (this.stream == null) {
+			resetNow(identity);
+		}
+		else if (identity == 0) {
+			this.stream.fill(this, 0, size(), (byte) 0);
+		}
+		else {
+			this.cache.resetOn(this.stream, this, identity);
+		}
+	}
+
+	private void resetNow(long identity) {
 		if (this.key.type().bytes() == Integer.BYTES) {
 			fillInts(0, this.key.slots(), (int) identity);
 		}
@@ -96,7 +121,14 @@ public final class ReductionBuffer extends GpuBuffer {
 			this.allocation = null;
 		}
 		if (released != null) {
-			this.cache.release(this.key, released);
+			try {
+				if (this.stream != null && !this.stream.isClosed()) {
+					this.stream.synchronize();
+				}
+			}
+			finally {
+				this.cache.release(this.key, released);
+			}
 		}
 	}
 

@@ -2,6 +2,7 @@ package io.gpumem.reduction;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -11,7 +12,6 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
-import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -30,8 +30,11 @@ import io.gpumem.stream.GpuStream;
  * (element type, slot count, op): the second acquire of a key is a hit, and every acquire starts with
  * each slot at the op's identity.
  * <p>
+ * A buffer acquired on a stream is reset on that stream, after the work already there, and goes back to
+ * the cache once that stream's work has completed: the way to use it with kernels on gpumem's streams.
+ * <p>
  * At most {@code maxBuffersPerKey} buffers of a key stay cached; one closed beyond that is freed. Results
- * are read through the pinned pool on a stream of the cache's own. Its statistics take the shape of a
+ * are read through the pinned pool. Its statistics take the shape of a
  * pool's, one size-class row per buffer size, so it can be shown beside the pools (as
  * {@code reduction}).
  */
@@ -42,8 +45,6 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 	private final MemoryAllocator allocator;
 
 	private final StratifiedMemoryPool pinned;
-
-	private final GpuStream stream;
 
 	private final int maxBuffersPerKey;
 
@@ -66,12 +67,11 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 
 	/**
 	 * @param name the name the cache's statistics go by, such as {@code reduction}
-	 * @param backend the backend whose stream reads results
 	 * @param allocator where the device buffers come from
 	 * @param pinned the pinned pool results are read through
 	 * @param maxBuffersPerKey the most buffers of one key kept cached
 	 */
-	public ReductionBufferCache(String name, GpuBackend backend, MemoryAllocator allocator, StratifiedMemoryPool pinned,
+	public ReductionBufferCache(String name, MemoryAllocator allocator, StratifiedMemoryPool pinned,
 			int maxBuffersPerKey) {
 		if (maxBuffersPerKey < 0) {
 			throw new IllegalArgumentException("max buffers per key must not be negative: " + maxBuffersPerKey);
@@ -83,20 +83,37 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 		this.allocator = Objects.requireNonNull(allocator, "allocator");
 		this.pinned = pinned;
 		this.maxBuffersPerKey = maxBuffersPerKey;
-		this.stream = backend.createStream();
-	}
-
-	/** A buffer of {@code slots} elements of a primitive type such as {@code float.class}, each at the op's identity. */
-	public ReductionBuffer acquire(Class<?> elementType, int slots, ReductionOp op) {
-		return acquire(ElementType.of(elementType), slots, op);
 	}
 
 	/**
-	 * A buffer of {@code slots} elements of {@code type}, each at the op's identity.
+	 * A buffer of {@code slots} elements of a primitive type such as {@code float.class}, each at the op's
+	 * identity when this returns.
+	 */
+	public ReductionBuffer acquire(Class<?> elementType, int slots, ReductionOp op) {
+		return acquire(ElementType.of(elementType), slots, op, null);
+	}
+
+	/**
+	 * A buffer of {@code slots} elements of a primitive type such as {@code float.class}, reset to the op's
+	 * identity on {@code stream}, for kernels enqueued there after it; it returns to the cache once the
+	 * stream's work has completed.
+	 */
+	public ReductionBuffer acquire(Class<?> elementType, int slots, ReductionOp op, GpuStream stream) {
+		return acquire(ElementType.of(elementType), slots, op, Objects.requireNonNull(stream, "stream"));
+	}
+
+	/** A buffer of {@code slots} elements of {@code type}, each at the op's identity when this returns. */
+	public ReductionBuffer acquire(ElementType type, int slots, ReductionOp op) {
+		return acquire(type, slots, op, null);
+	}
+
+	/**
+	 * A buffer of {@code slots} elements of {@code type}, each at the op's identity: at once, or on
+	 * {@code stream} when one is given.
 	 * @throws IllegalArgumentException for no slots or a BYTE element type
 	 * @throws GpuOutOfMemoryException if no device memory could be had, even after trimming the cache
 	 */
-	public ReductionBuffer acquire(ElementType type, int slots, ReductionOp op) {
+	public ReductionBuffer acquire(ElementType type, int slots, ReductionOp op, GpuStream stream) {
 		ReductionKey key = new ReductionKey(type, slots, op);
 		checkOpen();
 		SizeCounters counters = counters(key.bytes());
@@ -110,7 +127,7 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 			allocation = allocate(key.bytes());
 		}
 		counters.inUse.incrementAndGet();
-		ReductionBuffer buffer = new ReductionBuffer(this, key, allocation);
+		ReductionBuffer buffer = new ReductionBuffer(this, key, allocation, stream);
 		try {
 			buffer.reset();
 		}
@@ -201,7 +218,7 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 				this.trimmedBytes.get(), this.allocationFailures.sum(), 0, rows);
 	}
 
-	/** Frees every cached buffer and the cache's stream; buffers still lent are freed when closed. */
+	/** Frees every cached buffer; buffers still lent are freed when closed. */
 	@Override
 	public void close() {
 		if (this.closed) {
@@ -209,12 +226,16 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 		}
 		this.closed = true;
 		freeCached(0);
-		this.stream.close();
 	}
 
-	long readSlot(ReductionBuffer buffer, int slot, GpuStream on) {
-		GpuStream stream = (on != null) ? on : this.stream;
+	/** A slot's bits, read on {@code stream} through pinned memory, or synchronously without one. */
+	long readSlot(ReductionBuffer buffer, int slot, GpuStream stream) {
 		int bytes = buffer.key().type().bytes();
+		if (stream == null) {
+			Object value = (bytes == Integer.BYTES) ? new int[1] : new long[1];
+			buffer.copyToArray((long) slot * bytes, value, 0, 1);
+			return (value instanceof int[] word) ? word[0] : ((long[]) value)[0];
+		}
 		try (PooledBuffer staging = this.pinned.acquire(bytes)) {
 			stream.copy(buffer, (long) slot * bytes, staging, 0, bytes);
 			try (GpuEvent copied = stream.record()) {
@@ -228,6 +249,25 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 			long[] value = new long[1];
 			staging.copyTo(value);
 			return value[0];
+		}
+	}
+
+	/** Enqueues setting every slot to {@code identity} on {@code stream}, from identities staged in pinned memory. */
+	void resetOn(GpuStream stream, ReductionBuffer buffer, long identity) {
+		PooledBuffer staging = this.pinned.acquire(buffer.size());
+		try {
+			if (buffer.key().type().bytes() == Integer.BYTES) {
+				staging.fillInts(0, buffer.key().slots(), (int) identity);
+			}
+			else {
+				long[] identities = new long[buffer.key().slots()];
+				Arrays.fill(identities, identity);
+				staging.copyFrom(identities);
+			}
+			stream.copy(staging, 0, buffer, 0, buffer.size());
+		}
+		finally {
+			staging.closeAfter(stream);
 		}
 	}
 

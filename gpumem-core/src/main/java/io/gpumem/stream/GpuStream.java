@@ -54,6 +54,9 @@ public interface GpuStream extends AutoCloseable {
 		throw new IllegalArgumentException(getClass().getSimpleName() + " has no native stream of type " + type.getName());
 	}
 
+	/** Whether {@link #close()} has been called: a closed stream's work has all completed. */
+	boolean isClosed();
+
 	/** Waits for the enqueued work, then releases the stream. */
 	@Override
 	void close();

@@ -37,6 +37,22 @@ class AllocatorDecoratorsTest {
 	}
 
 	@Test
+	void limitsSharingABudgetHoldAtMostItTogether() {
+		MemoryBudget budget = new MemoryBudget(1000);
+		LimitingAllocator device = new LimitingAllocator(this.device, budget);
+		LimitingAllocator unified = new LimitingAllocator(this.backend.allocator(MemoryKind.UNIFIED), budget);
+		Allocation a = device.allocate(700);
+		assertThatThrownBy(() -> unified.allocate(301)).isInstanceOf(GpuOutOfMemoryException.class)
+			.hasMessageContaining("700 B of 1000 B");
+		Allocation b = unified.allocate(300);
+		assertThat(budget.usedBytes()).isEqualTo(1000).isEqualTo(device.allocatedBytes());
+		device.free(a);
+		assertThat(unified.allocatedBytes()).isEqualTo(300);
+		unified.free(b);
+		assertThat(budget.usedBytes()).isZero();
+	}
+
+	@Test
 	void limitGivesBackItsReservationWhenUpstreamRefuses() {
 		LimitingAllocator limited = new LimitingAllocator(FaultInjectingAllocator.everyNth(this.device, 1), 1000);
 		assertThatThrownBy(() -> limited.allocate(100)).isInstanceOf(GpuOutOfMemoryException.class);

@@ -2,27 +2,68 @@ package io.gpumem.cuda;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.Deque;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 import io.gpumem.memory.ByteBufferAccess;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryInfo;
 
 /**
- * A CUDA driver in Java for tests: real memory in direct buffers, a capacity that refuses allocations
- * as a card does, contexts current per thread (every memory call without one fails with
- * {@code CUDA_ERROR_INVALID_CONTEXT}), and streams whose work runs only when it is waited for, so that
- * tests can see work that has not completed.
+ * A CUDA driver in Java for tests, as strict as CUDA's documented rules allow: real memory in direct
+ * buffers, a capacity that refuses allocations as a card does, a context current per thread (every call
+ * that needs one fails with {@code CUDA_ERROR_INVALID_CONTEXT} without it), and stream work that runs
+ * as late as CUDA allows, so that a test passes on it only where it would pass on a real driver.
+ * <p>
+ * The rules, with the CUDA Driver API documentation's words ("Stream synchronization behavior", "API
+ * synchronization behavior", {@code cuStreamCreate}, {@code cuMemFree}):
+ * <ul>
+ * <li><b>Streams run their work in issue order, asynchronously to the host.</b> The fake defers it until
+ * something waits for it: {@code cuStreamSynchronize}, {@code cuEventSynchronize} of an event recorded
+ * after it, a call that synchronizes the device, or a synchronous copy to pageable memory. Nothing runs in
+ * the background, as on a GPU busy with other work.</li>
+ * <li><b>The legacy default stream</b> ({@code null}) "synchronizes with all other blocking streams in the
+ * same context"; a stream created with {@code CU_STREAM_NON_BLOCKING} "may run concurrently with work in
+ * stream 0 (the NULL stream), and the created stream should perform no implicit synchronization with stream
+ * 0". gpumem creates only non-blocking streams ({@link #createStream()}); {@link #createBlockingStream()}
+ * makes the other kind, to test the rule.</li>
+ * <li><b>The synchronous memsets</b> ({@code cuMemsetD8}, {@code cuMemsetD32}) "are asynchronous with
+ * respect to the host except when the target is pinned host memory or a Unified Memory region": device
+ * memsets are work on the legacy default stream.</li>
+ * <li><b>{@code cuMemcpyHtoD} from pageable memory</b> "will return once the pageable buffer has been
+ * copied to the staging memory for DMA transfer to device memory, but the DMA to final destination may not
+ * have completed": the fake copies the array aside and enqueues the write on the legacy stream.
+ * {@code cuMemcpyDtoH} to pageable memory "will return only once the copy has completed": the legacy
+ * stream's work (and the blocking streams' before it) runs first.</li>
+ * <li><b>Events</b> complete when the work captured by their record has run; querying one runs nothing.</li>
+ * <li><b>{@code cuMemFree}</b> synchronizes the device: all pending work runs before the memory goes.</li>
+ * <li><b>Kernels</b>: {@code cuModuleLoadData} reads the PTX's {@code .entry} names and parameter types;
+ * a launch runs the Java body bound to the entry's name with {@link #kernel(String, FakeKernel)}, as stream
+ * work, its arguments checked against the PTX parameters ({@code .u64} a device pointer or a long,
+ * {@code .u32}/{@code .s32} an int, {@code .f32} a float, {@code .f64} a double).</li>
+ * </ul>
+ * Work runs on the thread that waits for it, one item at a time for the whole device.
  */
 public final class FakeCudaDriver implements CudaDriver {
 
 	static final int INVALID_VALUE = 1;
+
+	static final int INVALID_PTX = 218;
+
+	static final int NOT_FOUND = 500;
 
 	final long capacity;
 
@@ -46,6 +87,18 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private final AtomicInteger retained = new AtomicInteger();
 
+	private final Map<String, FakeKernel> kernels = new ConcurrentHashMap<>();
+
+	/** The device: stream work runs holding it, one item at a time. */
+	private final Object engine = new Object();
+
+	private final FakeStream legacy = new FakeStream(true);
+
+	/** The blocking streams, which the legacy stream synchronizes with (weakly held, as streams are dropped). */
+	private final Set<FakeStream> blocking = Collections.newSetFromMap(new WeakHashMap<>());
+
+	private final Set<FakeStream> streams = Collections.newSetFromMap(new WeakHashMap<>());
+
 	private final Object context = new Object() {
 
 		@Override
@@ -59,6 +112,15 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	public FakeCudaDriver(long capacity) {
 		this.capacity = capacity;
+	}
+
+	/**
+	 * Binds a PTX entry point name to a Java body of the same arithmetic: modules whose PTX has an entry of
+	 * that name run it when that kernel is launched.
+	 */
+	public FakeCudaDriver kernel(String name, FakeKernel body) {
+		this.kernels.put(name, body);
+		return this;
 	}
 
 	/** Makes the next {@code count} allocations fail with {@code CUDA_ERROR_OUT_OF_MEMORY}. */
@@ -82,6 +144,17 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	int liveAllocations() {
 		return this.live.size();
+	}
+
+	/** A stream that synchronizes with the legacy default stream, which gpumem never creates. */
+	Object createBlockingStream() {
+		requireContext("cuStreamCreate");
+		FakeStream stream = new FakeStream(true);
+		synchronized (this.engine) {
+			this.blocking.add(stream);
+			this.streams.add(stream);
+		}
+		return stream;
 	}
 
 	@Override
@@ -189,15 +262,22 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public void copyArrayToDevice(Object device, Object array, long arrayByteOffset, long bytes) {
 		ElementType type = ElementType.of(array.getClass().getComponentType());
-		ByteBufferAccess.copyIn(region("cuMemcpyHtoD", device, bytes), 0, array,
-				(int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()), type);
+		ByteBuffer target = region("cuMemcpyHtoD", device, bytes);
+		ByteBuffer staged = ByteBuffer.allocate((int) bytes).order(ByteOrder.nativeOrder());
+		ByteBufferAccess.copyIn(staged, 0, array, (int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()),
+				type);
+		enqueue(null, () -> target.put(0, staged, 0, (int) bytes));
 	}
 
 	@Override
 	public void copyDeviceToArray(Object array, long arrayByteOffset, Object device, long bytes) {
 		ElementType type = ElementType.of(array.getClass().getComponentType());
-		ByteBufferAccess.copyOut(region("cuMemcpyDtoH", device, bytes), 0, array,
-				(int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()), type);
+		ByteBuffer source = region("cuMemcpyDtoH", device, bytes);
+		synchronized (this.engine) {
+			runAll(this.legacy);
+		}
+		ByteBufferAccess.copyOut(source, 0, array, (int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()),
+				type);
 	}
 
 	@Override
@@ -217,13 +297,13 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	@Override
 	public void memsetD8(Object device, byte value, long count, Object stream) {
-		ByteBuffer target = region("cuMemsetD8", device, count);
+		ByteBuffer target = region((stream != null) ? "cuMemsetD8Async" : "cuMemsetD8", device, count);
 		enqueue(stream, () -> ByteBufferAccess.fill(target, 0, count, value));
 	}
 
 	@Override
 	public void memsetD32(Object device, int value, long count, Object stream) {
-		ByteBuffer target = region("cuMemsetD32", device, count * 4);
+		ByteBuffer target = region((stream != null) ? "cuMemsetD32Async" : "cuMemsetD32", device, count * 4);
 		enqueue(stream, () -> ByteBufferAccess.fillInts(target, 0, count, value));
 	}
 
@@ -237,14 +317,18 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public Object createStream() {
 		requireContext("cuStreamCreate");
-		return new FakeStream();
+		FakeStream stream = new FakeStream(false);
+		synchronized (this.engine) {
+			this.streams.add(stream);
+		}
+		return stream;
 	}
 
 	@Override
 	public void synchronizeStream(Object stream) {
 		requireContext("cuStreamSynchronize");
-		if (stream != null) {
-			((FakeStream) stream).runUntil(Long.MAX_VALUE);
+		synchronized (this.engine) {
+			runAll(stream(stream));
 		}
 	}
 
@@ -263,29 +347,110 @@ public final class FakeCudaDriver implements CudaDriver {
 	public void recordEvent(Object event, Object stream) {
 		requireContext("cuEventRecord");
 		FakeEvent recorded = (FakeEvent) event;
-		recorded.stream = (FakeStream) stream;
-		recorded.sequence = (stream != null) ? ((FakeStream) stream).enqueued : 0;
+		synchronized (this.engine) {
+			recorded.stream = stream(stream);
+			recorded.sequence = recorded.stream.enqueued;
+		}
 	}
 
 	@Override
 	public boolean queryEvent(Object event) {
 		requireContext("cuEventQuery");
 		FakeEvent recorded = (FakeEvent) event;
-		return recorded.stream == null || recorded.stream.completed >= recorded.sequence;
+		synchronized (this.engine) {
+			return recorded.stream == null || recorded.stream.completed >= recorded.sequence;
+		}
 	}
 
 	@Override
 	public void synchronizeEvent(Object event) {
 		requireContext("cuEventSynchronize");
 		FakeEvent recorded = (FakeEvent) event;
-		if (recorded.stream != null) {
-			recorded.stream.runUntil(recorded.sequence);
+		synchronized (this.engine) {
+			if (recorded.stream != null) {
+				runUntil(recorded.stream, recorded.sequence);
+			}
 		}
 	}
 
 	@Override
 	public void destroyEvent(Object event) {
 		requireContext("cuEventDestroy");
+	}
+
+	@Override
+	public Object loadModule(byte[] image) {
+		requireContext("cuModuleLoadData");
+		if (image.length == 0 || image[image.length - 1] != 0) {
+			fail("cuModuleLoadData", INVALID_PTX);
+		}
+		String ptx = new String(image, 0, image.length - 1, StandardCharsets.US_ASCII);
+		if (!ptx.contains(".version") || !ptx.contains(".target")) {
+			fail("cuModuleLoadData", INVALID_PTX);
+		}
+		Map<String, List<String>> entries = new LinkedHashMap<>();
+		Matcher entry = ENTRY.matcher(ptx);
+		while (entry.find()) {
+			List<String> parameters = new ArrayList<>();
+			Matcher parameter = PARAMETER.matcher(entry.group(2));
+			while (parameter.find()) {
+				parameters.add(parameter.group(1));
+			}
+			entries.put(entry.group(1), parameters);
+		}
+		return new FakeModule(entries);
+	}
+
+	@Override
+	public Object function(Object module, String name) {
+		String call = "cuModuleGetFunction";
+		requireContext(call);
+		List<String> parameters = ((FakeModule) module).entries.get(name);
+		if (parameters == null) {
+			fail(call, NOT_FOUND);
+		}
+		FakeKernel body = this.kernels.get(name);
+		if (body == null) {
+			throw new IllegalStateException("the fake driver has no Java body for kernel " + name
+					+ ": bind one with FakeCudaDriver.kernel");
+		}
+		return new FakeFunction(name, parameters, body);
+	}
+
+	@Override
+	public void launchKernel(Object function, int blocks, int threadsPerBlock, int sharedBytes, Object stream,
+			Object[] arguments) {
+		requireContext("cuLaunchKernel");
+		FakeFunction kernel = (FakeFunction) function;
+		if (blocks < 1 || threadsPerBlock < 1 || threadsPerBlock > 1024 || arguments.length != kernel.parameters.size()) {
+			fail("cuLaunchKernel", INVALID_VALUE);
+		}
+		for (int i = 0; i < arguments.length; i++) {
+			if (!accepts(kernel.parameters.get(i), arguments[i])) {
+				fail("cuLaunchKernel", INVALID_VALUE);
+			}
+			if (arguments[i] instanceof FakePointer pointer) {
+				region("cuLaunchKernel", pointer, 0);
+			}
+		}
+		FakeLaunch launch = new FakeLaunch(blocks, threadsPerBlock, arguments.clone());
+		enqueue(stream, () -> kernel.body.run(launch));
+	}
+
+	@Override
+	public void unloadModule(Object module) {
+		requireContext("cuModuleUnload");
+	}
+
+	private static boolean accepts(String type, Object argument) {
+		return switch (type) {
+			case "u64", "s64", "b64" -> argument instanceof FakePointer pointer && pointer.device
+					|| argument instanceof Long;
+			case "u32", "s32", "b32" -> argument instanceof Integer;
+			case "f32" -> argument instanceof Float;
+			case "f64" -> argument instanceof Double;
+			default -> false;
+		};
 	}
 
 	private Object allocate(String call, long bytes, boolean device) {
@@ -310,6 +475,10 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private void free(String call, Object pointer, boolean device) {
 		requireContext(call);
+		synchronized (this.engine) {
+			this.streams.forEach(this::runAll);
+			runAll(this.legacy);
+		}
 		FakePointer block = (FakePointer) pointer;
 		if (block.offset != 0 || block.device != device || !this.live.remove(block.block)) {
 			fail(call, INVALID_VALUE);
@@ -325,12 +494,40 @@ public final class FakeCudaDriver implements CudaDriver {
 		enqueue(stream, () -> to.put(0, from, 0, (int) bytes));
 	}
 
-	private void enqueue(Object stream, Runnable work) {
-		if (stream == null) {
-			work.run();
+	private FakeStream stream(Object stream) {
+		return (stream != null) ? (FakeStream) stream : this.legacy;
+	}
+
+	/** Enqueues work after what the stream already holds, and after what it synchronizes with. */
+	private void enqueue(Object handle, Runnable work) {
+		synchronized (this.engine) {
+			FakeStream stream = stream(handle);
+			List<Prerequisite> before = new ArrayList<>();
+			if (stream == this.legacy) {
+				this.blocking.forEach((other) -> before.add(new Prerequisite(other, other.enqueued)));
+			}
+			else if (stream.blocking) {
+				before.add(new Prerequisite(this.legacy, this.legacy.enqueued));
+			}
+			stream.pending.add(new Work(work, before));
+			stream.enqueued++;
 		}
-		else {
-			((FakeStream) stream).enqueue(work);
+	}
+
+	private void runAll(FakeStream stream) {
+		runUntil(stream, stream.enqueued);
+	}
+
+	/** Runs the stream's work up to {@code sequence}, each item after its prerequisites; holds the engine. */
+	private void runUntil(FakeStream stream, long sequence) {
+		while (stream.completed < sequence && !stream.pending.isEmpty()) {
+			Work next = stream.pending.peek();
+			for (Prerequisite prerequisite : next.before) {
+				runUntil(prerequisite.stream, prerequisite.sequence);
+			}
+			stream.pending.poll();
+			next.body.run();
+			stream.completed++;
 		}
 	}
 
@@ -370,11 +567,65 @@ public final class FakeCudaDriver implements CudaDriver {
 				case CudaException.NO_DEVICE -> "CUDA_ERROR_NO_DEVICE";
 				case 101 -> "CUDA_ERROR_INVALID_DEVICE";
 				case CudaException.INVALID_CONTEXT -> "CUDA_ERROR_INVALID_CONTEXT";
+				case INVALID_PTX -> "CUDA_ERROR_INVALID_PTX";
+				case NOT_FOUND -> "CUDA_ERROR_NOT_FOUND";
 				case 700 -> "CUDA_ERROR_ILLEGAL_ADDRESS";
 				default -> "CUDA_ERROR_" + code;
 			};
 			throw new CudaException(call, code, name);
 		}
+	}
+
+	private static final Pattern ENTRY = Pattern.compile("\\.entry\\s+(\\w+)\\s*\\(([^)]*)\\)");
+
+	private static final Pattern PARAMETER = Pattern.compile("\\.param\\s+\\.(\\w+)");
+
+	/** A kernel's body in Java: the arithmetic of a PTX entry point, over the launch's arguments. */
+	@FunctionalInterface
+	public interface FakeKernel {
+
+		void run(FakeLaunch launch);
+
+	}
+
+	/** One launch as its Java body sees it: the grid and the arguments. */
+	public static final class FakeLaunch {
+
+		private final int blocks;
+
+		private final int threads;
+
+		private final Object[] arguments;
+
+		FakeLaunch(int blocks, int threads, Object[] arguments) {
+			this.blocks = blocks;
+			this.threads = threads;
+			this.arguments = arguments;
+		}
+
+		public int blocks() {
+			return this.blocks;
+		}
+
+		public int threadsPerBlock() {
+			return this.threads;
+		}
+
+		/** The device memory of a pointer argument, from the pointer to the end of its allocation, in native order. */
+		public ByteBuffer memory(int argument) {
+			FakePointer pointer = (FakePointer) this.arguments[argument];
+			ByteBuffer memory = pointer.memory();
+			return memory.slice(pointer.offset, memory.capacity() - pointer.offset).order(ByteOrder.nativeOrder());
+		}
+
+		public int intArgument(int argument) {
+			return (Integer) this.arguments[argument];
+		}
+
+		public float floatArgument(int argument) {
+			return (Float) this.arguments[argument];
+		}
+
 	}
 
 	/** One allocation's memory; equal only to itself, as an allocation is. */
@@ -397,27 +648,28 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	}
 
-	/** Work enqueued on a stream, run in order when someone waits for it. */
+	/** A stream's pending work, in issue order, and how far it has run. */
 	static final class FakeStream {
 
-		private final Deque<Runnable> pending = new ArrayDeque<>();
+		final boolean blocking;
 
-		volatile long enqueued;
+		final Deque<Work> pending = new ArrayDeque<>();
 
-		volatile long completed;
+		long enqueued;
 
-		synchronized void enqueue(Runnable work) {
-			this.pending.add(work);
-			this.enqueued++;
+		long completed;
+
+		FakeStream(boolean blocking) {
+			this.blocking = blocking;
 		}
 
-		synchronized void runUntil(long sequence) {
-			while (this.completed < sequence && !this.pending.isEmpty()) {
-				this.pending.poll().run();
-				this.completed++;
-			}
-		}
+	}
 
+	/** An item of stream work and the work of other streams it must follow. */
+	record Work(Runnable body, List<Prerequisite> before) {
+	}
+
+	record Prerequisite(FakeStream stream, long sequence) {
 	}
 
 	static final class FakeEvent {
@@ -426,6 +678,12 @@ public final class FakeCudaDriver implements CudaDriver {
 
 		long sequence;
 
+	}
+
+	record FakeModule(Map<String, List<String>> entries) {
+	}
+
+	record FakeFunction(String name, List<String> parameters, FakeKernel body) {
 	}
 
 }

@@ -48,7 +48,7 @@ class ReductionBufferCacheTest {
 		this.backend = backend.get();
 		this.pinned = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
 				PoolConfig.builder("pinned").build());
-		this.cache = new ReductionBufferCache("reduction", this.backend, this.backend.allocator(MemoryKind.DEVICE),
+		this.cache = new ReductionBufferCache("reduction", this.backend.allocator(MemoryKind.DEVICE),
 				this.pinned, 4);
 	}
 

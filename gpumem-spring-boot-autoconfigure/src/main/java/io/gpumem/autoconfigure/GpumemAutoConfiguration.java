@@ -16,8 +16,10 @@ import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 
 import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.BackendSelection;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaDriver;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
@@ -38,6 +40,8 @@ import io.gpumem.transfer.Transfers;
  * unified pools, transfers, the reduction-buffer cache and the pressure handler. Every bean backs off
  * when the application defines its own (pools by name: {@code gpumemDevicePool},
  * {@code gpumemPinnedPool}, {@code gpumemUnifiedPool}); {@code gpumem.enabled=false} turns it all off.
+ * A {@link CudaDriver} bean, where the application defines one, is the driver CUDA is probed and opened
+ * through instead of JCuda: a fake driver in tests, or an instrumented one.
  */
 @AutoConfiguration
 @ConditionalOnBooleanProperty(name = "gpumem.enabled", matchIfMissing = true)
@@ -46,10 +50,12 @@ public final class GpumemAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	BackendSelection gpumemBackendSelection(GpumemProperties properties) {
+	BackendSelection gpumemBackendSelection(GpumemProperties properties, ObjectProvider<CudaDriver> driver) {
 		GpumemProperties.Host host = properties.getHost();
+		CudaDriver custom = driver.getIfAvailable();
 		return BackendSelection.select(properties.getBackend(), properties.getDevice(), host.getCapacity().toBytes(),
-				(host.getPinnedCapacity() != null) ? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes());
+				(host.getPinnedCapacity() != null) ? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes(),
+				(custom != null) ? () -> custom : null);
 	}
 
 	@Bean
@@ -58,12 +64,20 @@ public final class GpumemAutoConfiguration {
 		return selection.backend();
 	}
 
+	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}), drawn on by every pool of the device. */
+	@Bean
+	@ConditionalOnMissingBean
+	MemoryBudget gpumemDeviceBudget(GpuBackend backend, GpumemProperties properties) {
+		return MemoryBudget.ofFraction(backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes(),
+				properties.getMemoryFraction());
+	}
+
 	@Bean(name = "gpumemDevicePool")
 	@ConditionalOnMissingBean(name = "gpumemDevicePool")
 	@Primary
-	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, GpumemProperties properties) {
+	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties) {
 		GpumemProperties.DevicePool pool = properties.getDevicePool();
-		return pool("device", "gpumem.device-pool", deviceAllocator(backend, properties, MemoryKind.DEVICE),
+		return pool("device", "gpumem.device-pool", new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget),
 				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties));
 	}
 
@@ -78,8 +92,8 @@ public final class GpumemAutoConfiguration {
 	@Bean(name = "gpumemUnifiedPool")
 	@ConditionalOnMissingBean(name = "gpumemUnifiedPool")
 	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
-	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, GpumemProperties properties) {
-		return pool("unified", "gpumem.unified-pool", deviceAllocator(backend, properties, MemoryKind.UNIFIED),
+	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties) {
+		return pool("unified", "gpumem.unified-pool", new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget),
 				PoolConfigs.from("unified", "gpumem.unified-pool", properties.getUnifiedPool(), PoolPreset.DEFAULT,
 						properties));
 	}
@@ -88,10 +102,9 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = "gpumemPinnedPool")
 	@ConditionalOnBooleanProperty(name = "gpumem.reduction-cache.enabled", matchIfMissing = true)
-	ReductionBufferCache gpumemReductionCache(GpuBackend backend,
-			@Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
+	ReductionBufferCache gpumemReductionCache(@Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
 			@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool, GpumemProperties properties) {
-		return new ReductionBufferCache("reduction", backend, devicePool.allocator(), pinnedPool,
+		return new ReductionBufferCache("reduction", devicePool.allocator(), pinnedPool,
 				properties.getReductionCache().getMaxBuffersPerKey());
 	}
 
@@ -113,10 +126,6 @@ public final class GpumemAutoConfiguration {
 	PressureThresholds gpumemPressureThresholds(GpumemProperties properties) {
 		GpumemProperties.Thresholds thresholds = properties.getPressure().getThresholds();
 		return new PressureThresholds(thresholds.getElevated(), thresholds.getWarning(), thresholds.getCritical());
-	}
-
-	private static MemoryAllocator deviceAllocator(GpuBackend backend, GpumemProperties properties, MemoryKind kind) {
-		return LimitingAllocator.ofFraction(backend.allocator(kind), properties.getMemoryFraction());
 	}
 
 	private static StratifiedMemoryPool pool(String name, String prefix, MemoryAllocator allocator,

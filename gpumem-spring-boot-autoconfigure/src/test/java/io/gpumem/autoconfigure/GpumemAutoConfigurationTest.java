@@ -18,9 +18,11 @@ import org.springframework.context.annotation.Configuration;
 
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.BackendSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
@@ -64,6 +66,36 @@ class GpumemAutoConfigurationTest {
 			assertThat(handler.reaction(PressureLevel.WARNING)).isEqualTo(PressureReaction.shrink(0.7));
 			assertThat(handler.statistics().checks()).isPositive();
 		});
+	}
+
+	@Test
+	void theDeviceAndUnifiedPoolsTogetherNeverExceedTheMemoryFraction() {
+		this.runner.withPropertyValues("gpumem.unified-pool.enabled=true", "gpumem.memory-fraction=0.5")
+			.run((context) -> {
+				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				StratifiedMemoryPool unified = context.getBean("gpumemUnifiedPool", StratifiedMemoryPool.class);
+				long limit = (long) (0.5 * (64L << 20));
+				assertThat(context.getBean(MemoryBudget.class).limitBytes()).isEqualTo(limit);
+				List<PooledBuffer> held = new ArrayList<>();
+				try {
+					for (int i = 0; i < 64; i++) {
+						StratifiedMemoryPool pool = (i % 2 == 0) ? device : unified;
+						try {
+							held.add(pool.acquire(1 << 20));
+						}
+						catch (GpuOutOfMemoryException ex) {
+							assertThat(ex.diagnostic().limitBytes()).isEqualTo(limit);
+						}
+					}
+					assertThat(device.reservedBytes() + unified.reservedBytes()).isLessThanOrEqualTo(limit)
+						.isGreaterThan(limit - (2L << 20));
+					assertThat(device.reservedBytes()).isPositive();
+					assertThat(unified.reservedBytes()).isPositive();
+				}
+				finally {
+					held.forEach(PooledBuffer::close);
+				}
+			});
 	}
 
 	@Test

@@ -18,7 +18,8 @@ import io.gpumem.transfer.TransferPart;
 /**
  * PageRank by power iteration on the device: the graph and initial ranks go up in one transfer, every
  * buffer of the request lives in one scope, the dangling-rank sum of each iteration in a reduction
- * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly.
+ * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly. All device
+ * work is on the request's stream, which closes (waiting for it) before the buffers go back.
  */
 @Service
 @ConditionalOnGpumem
@@ -86,9 +87,9 @@ public class PageRankService {
 		int n = graph.nodes();
 		float[] ranks = new float[n];
 		Arrays.fill(ranks, 1f / n);
-		try (GpuStream stream = this.compute.backend().createStream();
-				MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
-				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM)) {
+		try (MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
+				GpuStream stream = this.compute.backend().createStream();
+				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM, stream)) {
 			ScopedBuffer rank = scope.allocate(float.class, n);
 			ScopedBuffer next = scope.allocate(float.class, n);
 			ScopedBuffer contribution = scope.allocate(float.class, n);

@@ -5,25 +5,17 @@ import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.util.Arrays;
 
-import jcuda.NativePointerObject;
-import jcuda.Pointer;
-import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
-import jcuda.driver.CUmodule;
-import jcuda.driver.CUresult;
-import jcuda.driver.CUstream;
-import jcuda.driver.JCudaDriver;
-
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.cuda.CudaBackend;
-import io.gpumem.cuda.CudaException;
+import io.gpumem.cuda.CudaKernel;
+import io.gpumem.cuda.CudaModule;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.stream.GpuStream;
 
 /**
- * The kernels of {@code kernels/sample_kernels.ptx}, loaded with {@code cuModuleLoadData} and launched on
- * the caller's stream.
+ * The kernels of {@code kernels/sample_kernels.ptx}, loaded as a {@link CudaModule} and launched on the
+ * caller's stream.
  */
 public final class CudaKernels implements Kernels {
 
@@ -31,87 +23,64 @@ public final class CudaKernels implements Kernels {
 
 	private static final int MAX_BLOCKS = 4096;
 
-	private final CudaBackend backend;
+	private final CudaKernel add;
 
-	private final CUfunction add;
+	private final CudaKernel saxpy;
 
-	private final CUfunction saxpy;
+	private final CudaKernel reduce;
 
-	private final CUfunction reduce;
+	private final CudaKernel dangling;
 
-	private final CUfunction dangling;
+	private final CudaKernel contribution;
 
-	private final CUfunction contribution;
-
-	private final CUfunction pull;
+	private final CudaKernel pull;
 
 	public CudaKernels(CudaBackend backend) {
-		this.backend = backend;
-		backend.makeContextCurrent();
-		CUmodule module = new CUmodule();
-		check(JCudaDriver.cuModuleLoadData(module, ptx("kernels/sample_kernels.ptx")), "cuModuleLoadData");
-		this.add = function(module, "vector_add");
-		this.saxpy = function(module, "saxpy");
-		this.reduce = function(module, "reduce");
-		this.dangling = function(module, "pagerank_dangling");
-		this.contribution = function(module, "pagerank_contribution");
-		this.pull = function(module, "pagerank_pull");
+		CudaModule module = backend.loadModule(ptx("kernels/sample_kernels.ptx"));
+		this.add = module.kernel("vector_add");
+		this.saxpy = module.kernel("saxpy");
+		this.reduce = module.kernel("reduce");
+		this.dangling = module.kernel("pagerank_dangling");
+		this.contribution = module.kernel("pagerank_contribution");
+		this.pull = module.kernel("pagerank_pull");
 	}
 
 	@Override
 	public void add(GpuStream stream, GpuBuffer a, GpuBuffer b, GpuBuffer out, int n) {
-		launch(this.add, stream, n, device(a), device(b), device(out), Pointer.to(new int[] { n }));
+		launch(this.add, stream, n, a, b, out, n);
 	}
 
 	@Override
 	public void saxpy(GpuStream stream, float alpha, GpuBuffer x, GpuBuffer y, GpuBuffer out, int n) {
-		launch(this.saxpy, stream, n, Pointer.to(new float[] { alpha }), device(x), device(y), device(out),
-				Pointer.to(new int[] { n }));
+		launch(this.saxpy, stream, n, alpha, x, y, out, n);
 	}
 
 	@Override
 	public void reduce(GpuStream stream, ReductionOp op, GpuBuffer values, int n, ReductionBuffer result) {
 		float identity = Float.intBitsToFloat((int) op.identityBits(result.key().type()));
-		launch(this.reduce, stream, n, Pointer.to(new int[] { Kernels.opCode(op) }), device(values),
-				Pointer.to(new int[] { n }), Pointer.to(new float[] { identity }), device(result));
+		launch(this.reduce, stream, n, Kernels.opCode(op), values, n, identity, result);
 	}
 
 	@Override
 	public void pageRankDangling(GpuStream stream, GpuBuffer rank, GpuBuffer outDegree, int n,
 			ReductionBuffer dangling) {
-		launch(this.dangling, stream, n, device(rank), device(outDegree), Pointer.to(new int[] { n }),
-				device(dangling));
+		launch(this.dangling, stream, n, rank, outDegree, n, dangling);
 	}
 
 	@Override
 	public void pageRankContribution(GpuStream stream, GpuBuffer rank, GpuBuffer outDegree, GpuBuffer contribution,
 			int n) {
-		launch(this.contribution, stream, n, device(rank), device(outDegree), device(contribution),
-				Pointer.to(new int[] { n }));
+		launch(this.contribution, stream, n, rank, outDegree, contribution, n);
 	}
 
 	@Override
 	public void pageRankPull(GpuStream stream, GpuBuffer rowStart, GpuBuffer sources, GpuBuffer contribution,
 			ReductionBuffer dangling, GpuBuffer next, int n, float damping) {
-		launch(this.pull, stream, n, device(rowStart), device(sources), device(contribution), device(dangling),
-				device(next), Pointer.to(new int[] { n }), Pointer.to(new float[] { damping }));
+		launch(this.pull, stream, n, rowStart, sources, contribution, dangling, next, n, damping);
 	}
 
-	private void launch(CUfunction function, GpuStream stream, int n, NativePointerObject... arguments) {
-		int blocks = Math.max(1, Math.min(MAX_BLOCKS, (n + BLOCK - 1) / BLOCK));
-		this.backend.makeContextCurrent();
-		check(JCudaDriver.cuLaunchKernel(function, blocks, 1, 1, BLOCK, 1, 1, 0, stream.unwrap(CUstream.class),
-				Pointer.to(arguments), null), "cuLaunchKernel");
-	}
-
-	private static Pointer device(GpuBuffer buffer) {
-		return Pointer.to(buffer.unwrap(CUdeviceptr.class));
-	}
-
-	private static CUfunction function(CUmodule module, String name) {
-		CUfunction function = new CUfunction();
-		check(JCudaDriver.cuModuleGetFunction(function, module, name), "cuModuleGetFunction(" + name + ")");
-		return function;
+	private static void launch(CudaKernel kernel, GpuStream stream, int n, Object... arguments) {
+		kernel.launch(stream, Math.max(1, Math.min(MAX_BLOCKS, (n + BLOCK - 1) / BLOCK)), BLOCK, arguments);
 	}
 
 	private static byte[] ptx(String resource) {
@@ -124,12 +93,6 @@ public final class CudaKernels implements Kernels {
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
-		}
-	}
-
-	private static void check(int result, String call) {
-		if (result != CUresult.CUDA_SUCCESS) {
-			throw new CudaException(call, result, CUresult.stringFor(result));
 		}
 	}
 

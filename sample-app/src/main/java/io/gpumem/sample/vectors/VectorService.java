@@ -17,7 +17,8 @@ import io.gpumem.transfer.TransferPart;
 
 /**
  * Vector operations on the device: inputs staged in through the pinned pool in one transfer, kernels on
- * device-pool buffers, results staged out, reductions through the reduction-buffer cache.
+ * device-pool buffers, results staged out, reductions through the reduction-buffer cache. All device work
+ * of a request is on its stream, which closes (waiting for that work) before its buffers go back.
  */
 @Service
 @ConditionalOnGpumem
@@ -50,9 +51,9 @@ public class VectorService {
 	public float reduce(String op, float[] values) {
 		ReductionOp reduction = parseOp(op);
 		int n = checkVector("values", values);
-		try (GpuStream stream = this.compute.backend().createStream();
-				MemoryScope scope = MemoryScope.open("reduce", this.compute.devicePool());
-				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction)) {
+		try (MemoryScope scope = MemoryScope.open("reduce", this.compute.devicePool());
+				GpuStream stream = this.compute.backend().createStream();
+				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction, stream)) {
 			ScopedBuffer input = scope.allocate(float.class, n);
 			try (Transfer upload = this.compute.transfers()
 				.uploadAsync(stream, List.of(TransferPart.of(values, input)))) {
@@ -65,8 +66,8 @@ public class VectorService {
 	private float[] elementWise(String name, float[] left, float[] right, ElementWise kernel) {
 		int n = left.length;
 		float[] result = new float[n];
-		try (GpuStream stream = this.compute.backend().createStream();
-				MemoryScope scope = MemoryScope.open(name, this.compute.devicePool())) {
+		try (MemoryScope scope = MemoryScope.open(name, this.compute.devicePool());
+				GpuStream stream = this.compute.backend().createStream()) {
 			ScopedBuffer a = scope.allocate(float.class, n);
 			ScopedBuffer b = scope.allocate(float.class, n);
 			ScopedBuffer out = scope.allocate(float.class, n);

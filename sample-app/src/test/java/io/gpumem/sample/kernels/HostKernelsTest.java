@@ -30,7 +30,7 @@ class HostKernelsTest {
 	private final StratifiedMemoryPool pinned = new StratifiedMemoryPool(
 			this.backend.allocator(MemoryKind.PINNED), PoolConfig.builder("pinned").build());
 
-	private final ReductionBufferCache reductions = new ReductionBufferCache("reduction", this.backend,
+	private final ReductionBufferCache reductions = new ReductionBufferCache("reduction",
 			this.backend.allocator(MemoryKind.DEVICE), this.pinned, 1);
 
 	private final GpuStream stream = this.backend.createStream();
