@@ -19,4 +19,7 @@ public interface MemoryPool extends PoolMetric {
 	 */
 	long trim(long keepBytes);
 
+	/** Adds a listener told of reserved-memory growth and asked to free memory when the allocator refuses. */
+	void addListener(PoolListener listener);
+
 }

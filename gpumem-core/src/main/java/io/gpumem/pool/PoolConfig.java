@@ -133,7 +133,7 @@ public final class PoolConfig {
 
 		private Duration idleTrimAfter;
 
-		private int oomRetries = 1;
+		private int oomRetries = 3;
 
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
@@ -203,7 +203,10 @@ public final class PoolConfig {
 			return this;
 		}
 
-		/** How often an allocation the allocator refuses is retried after trimming cached memory. */
+		/**
+		 * How often an allocation the allocator refuses is retried after freeing cached memory; 3 by default,
+		 * one per step of the pressure handler's out-of-memory chain.
+		 */
 		public Builder oomRetries(int retries) {
 			if (retries < 0) {
 				throw new IllegalArgumentException("oom retries must not be negative: " + retries);

@@ -144,7 +144,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return this.allocator.kind();
 	}
 
-	/** Adds a listener told of reserved-memory growth and asked to free memory when the allocator refuses. */
+	@Override
 	public void addListener(PoolListener listener) {
 		this.listeners.add(Objects.requireNonNull(listener, "listener"));
 	}

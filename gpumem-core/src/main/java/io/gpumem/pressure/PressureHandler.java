@@ -14,39 +14,46 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolListener;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
- * Watches the device's utilization and reacts as configured per level: nothing, shrinking the pools'
- * caches to a target utilization, or calling back.
+ * Watches the utilization of each memory gpumem pools, the device's and the pinned host memory's, and
+ * reacts as configured per level: nothing, shrinking the caches of the pools of that memory to a target
+ * utilization, or calling back. Device pressure never trims a pinned pool, nor pinned pressure a device
+ * pool: each {@link Memory} has its own level, pools and utilization.
  * <p>
- * A check reads the device's memory info, maps utilization to a {@link PressureLevel} through the
- * thresholds, tells listeners of a change of level once, calls the callbacks on entering a level whose
- * reaction is CALLBACK, and applies a SHRINK reaction while utilization is above its target. Checks run
- * on a schedule ({@link #start(Duration)}) and right after a registered pool's miss grew its reserved
- * memory. When an allocator refuses a registered pool, the handler is the first link of the
- * out-of-memory chain: the level becomes OUT_OF_MEMORY (listeners are told), cached memory is trimmed
- * (first the refusing pool's, then the others', then everything), and the pool retries, up to its
- * {@code oomRetries}, before throwing. Every step is counted in {@link #statistics()}.
+ * A check reads each memory's info, maps utilization to a {@link PressureLevel} through the thresholds,
+ * tells listeners of a change of level once, calls the callbacks on entering a level whose reaction is
+ * CALLBACK, and applies a SHRINK reaction while utilization is above its target. Checks run on a schedule
+ * on the handler's own thread ({@link #start(Duration)}), and there too soon after a registered pool's
+ * miss grew its reserved memory: the request thread only signals.
+ * <p>
+ * When an allocator refuses a registered pool, the handler is the out-of-memory chain: that memory's
+ * level becomes OUT_OF_MEMORY (listeners are told), and before each retry of the pool one more step
+ * frees cached memory of that memory: the refusing pool's cache (what the request needs), then the other
+ * pools' (largest cache first), then every cache entirely; a step that frees nothing goes on to the next
+ * at once. The pool retries up to its {@code oomRetries} (3 by default, one per step) before throwing.
+ * Every step is counted in {@link #statistics()}.
  */
 public final class PressureHandler implements PoolListener, AutoCloseable {
 
 	private static final Logger LOGGER = System.getLogger(PressureHandler.class.getName());
 
-	private final Supplier<MemoryInfo> memoryInfo;
-
 	private final PressureThresholds thresholds;
 
 	private final Map<PressureLevel, PressureReaction> reactions;
 
-	private final List<MemoryPool> pools = new CopyOnWriteArrayList<>();
+	private final Map<Memory, Watch> watches = new EnumMap<>(Memory.class);
 
 	private final List<PressureListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -70,31 +77,31 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 	private final AtomicLong outOfMemoryFailures = new AtomicLong();
 
-	private volatile PressureLevel level = PressureLevel.NORMAL;
+	private final AtomicBoolean checkRequested = new AtomicBoolean();
 
-	private volatile double utilization;
-
-	private ScheduledExecutorService scheduler;
+	private volatile ScheduledExecutorService scheduler;
 
 	private ScheduledFuture<?> schedule;
 
 	private PressureHandler(Builder builder) {
-		this.memoryInfo = builder.memoryInfo;
 		this.thresholds = builder.thresholds;
 		this.reactions = new EnumMap<>(builder.reactions);
+		this.watches.put(Memory.DEVICE, new Watch(Memory.DEVICE, builder.deviceMemory));
+		this.watches.put(Memory.PINNED, new Watch(Memory.PINNED, builder.pinnedMemory));
 	}
 
-	/** A handler reading the device's memory from {@code memoryInfo}, such as {@code backend::memoryInfo}. */
-	public static Builder builder(Supplier<MemoryInfo> memoryInfo) {
-		return new Builder(memoryInfo);
+	/** A handler reading the device's memory from {@code deviceMemory}, such as {@code backend::memoryInfo}. */
+	public static Builder builder(Supplier<MemoryInfo> deviceMemory) {
+		return new Builder(deviceMemory);
 	}
 
-	/** Adds a pool to shrink; a {@link StratifiedMemoryPool} also reports growth and refusals to this handler. */
+	/**
+	 * Adds a pool to shrink under the pressure of its kind's memory; a {@link StratifiedMemoryPool} or a
+	 * reduction cache also reports growth and refusals to this handler.
+	 */
 	public void register(MemoryPool pool) {
-		this.pools.add(Objects.requireNonNull(pool, "pool"));
-		if (pool instanceof StratifiedMemoryPool stratified) {
-			stratified.addListener(this);
-		}
+		watch(Objects.requireNonNull(pool, "pool").kind()).pools.add(pool);
+		pool.addListener(this);
 	}
 
 	/** Adds a listener told of every change of level, once per change. */
@@ -117,16 +124,32 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		return this.reactions.getOrDefault(level, PressureReaction.none());
 	}
 
-	/** The level at the last check. */
+	/** The device memory's level at the last check or refusal: the level of the service's GPU memory. */
 	public PressureLevel level() {
-		return this.level;
+		return level(Memory.DEVICE);
 	}
 
-	/** Reads utilization, tells of a change of level, and applies the level's reaction. */
+	/** A memory's level at the last check or refusal. */
+	public PressureLevel level(Memory memory) {
+		return this.watches.get(memory).level;
+	}
+
+	/** A memory's utilization at the last check, or -1 where the handler has no source for it. */
+	public double utilization(Memory memory) {
+		return this.watches.get(memory).utilization;
+	}
+
+	/**
+	 * Reads each memory's utilization, tells of a change of level, and applies the level's reaction.
+	 * @return the device memory's level
+	 */
 	public PressureLevel check() {
 		this.checking.lock();
 		try {
-			return checkLocked();
+			for (Watch watch : this.watches.values()) {
+				checkLocked(watch);
+			}
+			return level();
 		}
 		finally {
 			this.checking.unlock();
@@ -150,9 +173,10 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		this.schedule = this.scheduler.scheduleWithFixedDelay(this::scheduledCheck, nanos, nanos, TimeUnit.NANOSECONDS);
 	}
 
-	/** A snapshot of the handler's level and counters. */
+	/** A snapshot of the handler's device level and counters. */
 	public PressureStatistics statistics() {
-		return new PressureStatistics(this.level, this.utilization, this.checks.get(), this.levelChanges.get(),
+		Watch device = this.watches.get(Memory.DEVICE);
+		return new PressureStatistics(device.level, device.utilization, this.checks.get(), this.levelChanges.get(),
 				this.shrinks.get(), this.shrunkBytes.get(), this.callbackCalls.get(), this.outOfMemoryRefusals.get(),
 				this.outOfMemoryFreedBytes.get(), this.outOfMemoryFailures.get());
 	}
@@ -166,39 +190,55 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
+	/**
+	 * Has the handler's thread check soon, once for any number of signals meanwhile; checks at once on
+	 * the calling thread where the handler was never started.
+	 */
 	@Override
 	public void reservedMemoryGrew(MemoryPool pool) {
-		if (this.checking.tryLock()) {
-			try {
-				checkLocked();
+		ScheduledExecutorService thread = this.scheduler;
+		if (thread == null) {
+			if (this.checking.tryLock()) {
+				try {
+					checkLocked(watch(pool.kind()));
+				}
+				finally {
+					this.checking.unlock();
+				}
 			}
-			finally {
-				this.checking.unlock();
+		}
+		else if (this.checkRequested.compareAndSet(false, true)) {
+			try {
+				thread.execute(() -> {
+					this.checkRequested.set(false);
+					scheduledCheck();
+				});
+			}
+			catch (RejectedExecutionException ex) {
+				this.checkRequested.set(false);
 			}
 		}
 	}
 
+	/**
+	 * One step of the out-of-memory chain for {@code pool}'s memory: attempt 0 trims what the request
+	 * needs from the refusing pool, attempt 1 about as much from the other pools, largest cache first, and
+	 * later attempts every cache entirely; a step that frees nothing goes on to the next.
+	 */
 	@Override
 	public long outOfMemory(MemoryPool pool, long requestedBytes, int attempt) {
 		this.outOfMemoryRefusals.incrementAndGet();
+		Watch watch = watch(pool.kind());
 		this.checking.lock();
 		try {
-			MemoryInfo memory = readMemory();
-			changeLevel(PressureLevel.OUT_OF_MEMORY, memory);
-			long freed;
-			if (attempt == 0) {
-				long cached = pool.cachedBytes();
-				freed = pool.trim(Math.max(0, cached - requestedBytes));
-				freed += trimLargestFirst(requestedBytes - freed, pool);
-			}
-			else {
-				freed = 0;
-				for (MemoryPool each : this.pools) {
-					freed += each.trim(0);
-				}
-				if (!this.pools.contains(pool)) {
-					freed += pool.trim(0);
-				}
+			changeLevel(watch, PressureLevel.OUT_OF_MEMORY, watch.read());
+			long freed = 0;
+			for (int step = Math.min(attempt, 2); freed == 0 && step <= 2; step++) {
+				freed = switch (step) {
+					case 0 -> pool.trim(Math.max(0, pool.cachedBytes() - requestedBytes));
+					case 1 -> trimLargestFirst(watch, requestedBytes, pool);
+					default -> trimAll(watch, pool);
+				};
 			}
 			this.outOfMemoryFreedBytes.addAndGet(freed);
 			return freed;
@@ -208,52 +248,60 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
+	private static long trimAll(Watch watch, MemoryPool refusing) {
+		long freed = watch.pools.contains(refusing) ? 0 : refusing.trim(0);
+		for (MemoryPool each : watch.pools) {
+			freed += each.trim(0);
+		}
+		return freed;
+	}
+
 	@Override
 	public void allocationFailed(MemoryPool pool, long requestedBytes) {
 		this.outOfMemoryFailures.incrementAndGet();
 	}
 
-	private PressureLevel checkLocked() {
+	private void checkLocked(Watch watch) {
+		MemoryInfo memory = watch.read();
+		if (memory == null) {
+			return;
+		}
 		this.checks.incrementAndGet();
-		MemoryInfo memory = readMemory();
 		PressureLevel now = this.thresholds.levelOf(memory.utilization());
-		changeLevel(now, memory);
+		changeLevel(watch, now, memory);
 		if (reaction(now) instanceof PressureReaction.Shrink shrink) {
-			long trimmed = shrink(shrink.targetUtilization(), memory);
+			long trimmed = shrink(watch, shrink.targetUtilization(), memory);
 			if (trimmed > 0) {
 				this.shrinks.incrementAndGet();
 				this.shrunkBytes.addAndGet(trimmed);
-				memory = readMemory();
-				PressureLevel after = this.thresholds.levelOf(memory.utilization());
-				changeLevel(after, memory);
-				now = after;
+				memory = watch.read();
+				changeLevel(watch, this.thresholds.levelOf(memory.utilization()), memory);
 			}
 		}
-		return now;
 	}
 
-	/** Trims the pools, largest cache first, until utilization is at most the target or nothing is cached. */
-	private long shrink(double target, MemoryInfo before) {
+	/** Trims the memory's pools, largest cache first, until utilization is at most the target or nothing is cached. */
+	private long shrink(Watch watch, double target, MemoryInfo before) {
 		long trimmed = 0;
 		MemoryInfo memory = before;
-		for (int pass = 0; pass <= this.pools.size(); pass++) {
+		for (int pass = 0; pass <= watch.pools.size(); pass++) {
 			long excess = memory.usedBytes() - (long) Math.floor(target * memory.totalBytes());
 			if (excess <= 0) {
 				break;
 			}
-			long released = trimLargestFirst(excess, null);
+			long released = trimLargestFirst(watch, excess, null);
 			if (released == 0) {
 				break;
 			}
 			trimmed += released;
-			memory = readMemory();
+			memory = watch.read();
 		}
 		return trimmed;
 	}
 
-	/** Trims about {@code bytes} from the registered pools but {@code except}, largest cache first. */
-	private long trimLargestFirst(long bytes, MemoryPool except) {
-		List<MemoryPool> byCache = new ArrayList<>(this.pools);
+	/** Trims about {@code bytes} from the memory's pools but {@code except}, largest cache first. */
+	private static long trimLargestFirst(Watch watch, long bytes, MemoryPool except) {
+		List<MemoryPool> byCache = new ArrayList<>(watch.pools);
 		byCache.remove(except);
 		byCache.sort(Comparator.comparingLong(MemoryPool::cachedBytes).reversed());
 		long released = 0;
@@ -269,18 +317,19 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		return released;
 	}
 
-	private void changeLevel(PressureLevel now, MemoryInfo memory) {
-		PressureLevel previous = this.level;
-		this.utilization = memory.utilization();
+	private void changeLevel(Watch watch, PressureLevel now, MemoryInfo memory) {
+		PressureLevel previous = watch.level;
+		double utilization = (memory != null) ? memory.utilization() : -1;
+		watch.utilization = utilization;
 		if (now == previous) {
 			return;
 		}
-		this.level = now;
+		watch.level = now;
 		this.levelChanges.incrementAndGet();
-		PressureChange change = new PressureChange(previous, now, memory.utilization(), memory);
+		PressureChange change = new PressureChange(watch.memory, previous, now, utilization, memory);
 		LOGGER.log((now.compareTo(PressureLevel.WARNING) >= 0) ? Level.WARNING : Level.INFO,
-				"GPU memory pressure {0} -> {1} (utilization {2})", previous, now,
-				String.format("%.3f", memory.utilization()));
+				"GPU memory pressure ({0} memory) {1} -> {2} (utilization {3})", watch.memory, previous, now,
+				String.format("%.3f", utilization));
 		this.listeners.forEach((listener) -> notify(listener, change));
 		if (reaction(now) == PressureReaction.callback()) {
 			for (PressureListener callback : this.callbacks) {
@@ -290,6 +339,10 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
+	private Watch watch(MemoryKind kind) {
+		return this.watches.get(Memory.of(kind));
+	}
+
 	private static void notify(PressureListener listener, PressureChange change) {
 		try {
 			listener.pressureChanged(change);
@@ -297,10 +350,6 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		catch (RuntimeException ex) {
 			LOGGER.log(Level.WARNING, "A pressure listener failed on " + change, ex);
 		}
-	}
-
-	private MemoryInfo readMemory() {
-		return this.memoryInfo.get();
 	}
 
 	private void scheduledCheck() {
@@ -315,16 +364,27 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	/** Builds a {@link PressureHandler}. */
 	public static final class Builder {
 
-		private final Supplier<MemoryInfo> memoryInfo;
+		private final Supplier<MemoryInfo> deviceMemory;
+
+		private Supplier<MemoryInfo> pinnedMemory;
 
 		private PressureThresholds thresholds = PressureThresholds.DEFAULTS;
 
 		private final Map<PressureLevel, PressureReaction> reactions = new EnumMap<>(PressureLevel.class);
 
-		private Builder(Supplier<MemoryInfo> memoryInfo) {
-			this.memoryInfo = Objects.requireNonNull(memoryInfo, "memory info");
+		private Builder(Supplier<MemoryInfo> deviceMemory) {
+			this.deviceMemory = Objects.requireNonNull(deviceMemory, "device memory info");
 			this.reactions.put(PressureLevel.WARNING, PressureReaction.shrink(0.7));
 			this.reactions.put(PressureLevel.CRITICAL, PressureReaction.shrink(0.7));
+		}
+
+		/**
+		 * Where the pinned host memory's info comes from, such as the pinned allocator's
+		 * {@code memoryInfo}; without one, pinned memory has a level only from refusals.
+		 */
+		public Builder pinnedMemory(Supplier<MemoryInfo> pinnedMemory) {
+			this.pinnedMemory = Objects.requireNonNull(pinnedMemory, "pinned memory info");
+			return this;
 		}
 
 		public Builder thresholds(PressureThresholds thresholds) {
@@ -346,6 +406,48 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 		public PressureHandler build() {
 			return new PressureHandler(this);
+		}
+
+	}
+
+
+	/** The memories the handler watches: the device's, which DEVICE and UNIFIED pools hold, and pinned host memory. */
+	public enum Memory {
+
+		/** Device memory, held by DEVICE and UNIFIED pools. */
+		DEVICE,
+
+		/** Page-locked host memory, held by PINNED pools. */
+		PINNED;
+
+		/** The memory a pool of {@code kind} holds. */
+		public static Memory of(MemoryKind kind) {
+			return (kind == MemoryKind.PINNED) ? PINNED : DEVICE;
+		}
+
+	}
+
+	/** One memory's source of info, level, utilization and pools. */
+	private static final class Watch {
+
+		final Memory memory;
+
+		final Supplier<MemoryInfo> info;
+
+		final List<MemoryPool> pools = new CopyOnWriteArrayList<>();
+
+		volatile PressureLevel level = PressureLevel.NORMAL;
+
+		volatile double utilization = -1;
+
+		Watch(Memory memory, Supplier<MemoryInfo> info) {
+			this.memory = memory;
+			this.info = info;
+		}
+
+		/** The memory's info now, or {@code null} without a source. */
+		MemoryInfo read() {
+			return (this.info != null) ? this.info.get() : null;
 		}
 
 	}

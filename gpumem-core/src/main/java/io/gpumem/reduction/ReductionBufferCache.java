@@ -9,6 +9,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -18,6 +19,7 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolListener;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassStatistics;
@@ -33,12 +35,19 @@ import io.gpumem.stream.GpuStream;
  * A buffer acquired on a stream is reset on that stream, after the work already there, and goes back to
  * the cache once that stream's work has completed: the way to use it with kernels on gpumem's streams.
  * <p>
+ * When the allocator refuses, the cache's listeners (the pressure handler) free memory of the device,
+ * the device pool's cache included, and it retries, up to {@value #OUT_OF_MEMORY_RETRIES} times; without
+ * listeners it trims itself once.
+ * <p>
  * At most {@code maxBuffersPerKey} buffers of a key stay cached; one closed beyond that is freed. Results
  * are read through the pinned pool. Its statistics take the shape of a
  * pool's, one size-class row per buffer size, so it can be shown beside the pools (as
  * {@code reduction}).
  */
 public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
+
+	/** Retries of a refused allocation, one per step of the pressure handler's out-of-memory chain. */
+	static final int OUT_OF_MEMORY_RETRIES = 3;
 
 	private final String name;
 
@@ -62,6 +71,8 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 	private final AtomicLong trimmedBytes = new AtomicLong();
 
 	private final LongAdder allocationFailures = new LongAdder();
+
+	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile boolean closed;
 
@@ -309,21 +320,39 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 		this.cachedBytes.addAndGet(-allocation.size());
 	}
 
+	@Override
+	public void addListener(PoolListener listener) {
+		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+	}
+
 	private Allocation allocate(long bytes) {
 		for (int attempt = 0;; attempt++) {
 			try {
 				Allocation allocation = this.allocator.allocate(bytes);
 				this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(bytes), Math::max);
+				this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 				return allocation;
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (attempt > 0 || trim(0) == 0) {
+				if (attempt >= OUT_OF_MEMORY_RETRIES || makeRoom(bytes, attempt) == 0) {
 					this.allocationFailures.increment();
+					this.listeners.forEach((listener) -> listener.allocationFailed(this, bytes));
 					throw new GpuOutOfMemoryException(ex.diagnostic()
 						.withPool(this.reservedBytes.get() - this.cachedBytes.get(), this.cachedBytes.get(), -1), ex);
 				}
 			}
 		}
+	}
+
+	private long makeRoom(long bytes, int attempt) {
+		if (this.listeners.isEmpty()) {
+			return (attempt == 0) ? trim(0) : 0;
+		}
+		long freed = 0;
+		for (PoolListener listener : this.listeners) {
+			freed += listener.outOfMemory(this, bytes, attempt);
+		}
+		return freed;
 	}
 
 	private void free(Allocation allocation) {

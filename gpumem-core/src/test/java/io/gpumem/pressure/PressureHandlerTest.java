@@ -4,6 +4,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -22,6 +24,9 @@ import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.reduction.ReductionBuffer;
+import io.gpumem.reduction.ReductionBufferCache;
+import io.gpumem.reduction.ReductionOp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -170,7 +175,7 @@ class PressureHandlerTest {
 
 	@Test
 	void outOfMemoryWithAnotherPoolsCacheSucceedsAfterTheHandlerTrimsIt() {
-		StratifiedMemoryPool cachedElsewhere = pool("pinned-ish", 4 * MIB);
+		StratifiedMemoryPool cachedElsewhere = pool("other-device", 4 * MIB);
 		StratifiedMemoryPool device = pool("device", 32 * MIB);
 		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build();
 		handler.register(cachedElsewhere);
@@ -267,6 +272,95 @@ class PressureHandlerTest {
 			assertThatIllegalArgumentException().isThrownBy(() -> handler.start(Duration.ZERO));
 		}
 		held.forEach(PooledBuffer::close);
+	}
+
+
+	@Test
+	void devicePressureNeverTrimsThePinnedPoolNorPinnedPressureTheDevicePools() {
+		HostBackend host = new HostBackend(CAPACITY, CAPACITY);
+		StratifiedMemoryPool device = new StratifiedMemoryPool(host.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").sizeClasses(MIB).build());
+		StratifiedMemoryPool pinned = new StratifiedMemoryPool(host.allocator(MemoryKind.PINNED),
+				PoolConfig.builder("pinned").sizeClasses(MIB).build());
+		this.pools.add(device);
+		this.pools.add(pinned);
+		PressureHandler handler = PressureHandler.builder(host::memoryInfo)
+			.pinnedMemory(host.allocator(MemoryKind.PINNED)::memoryInfo)
+			.build();
+		handler.register(device);
+		handler.register(pinned);
+		pinned.warm(MIB, 40);
+		device.warm(MIB, 52);
+		assertThat(handler.statistics().shrinks()).as("device WARNING shrank the device pool").isEqualTo(1);
+		assertThat(device.cachedBytes()).isLessThanOrEqualTo((long) (0.7 * CAPACITY));
+		assertThat(pinned.cachedBytes()).as("not the pinned pool").isEqualTo(40 * MIB);
+		assertThat(handler.level(PressureHandler.Memory.PINNED)).isEqualTo(PressureLevel.ELEVATED);
+		long deviceCached = device.cachedBytes();
+		pinned.warm(MIB, 12);
+		assertThat(handler.statistics().shrinks()).as("pinned WARNING shrank the pinned pool").isEqualTo(2);
+		assertThat(pinned.cachedBytes()).isLessThanOrEqualTo((long) (0.7 * CAPACITY));
+		assertThat(device.cachedBytes()).as("not the device pool").isEqualTo(deviceCached);
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 64; i++) {
+			held.add(pinned.acquire(MIB));
+		}
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pinned.acquire(MIB));
+		assertThat(handler.level(PressureHandler.Memory.PINNED)).isEqualTo(PressureLevel.OUT_OF_MEMORY);
+		assertThat(handler.level()).as("a pinned refusal is no device pressure").isNotEqualTo(PressureLevel.OUT_OF_MEMORY);
+		assertThat(device.cachedBytes()).as("a pinned refusal trims no device pool").isEqualTo(deviceCached);
+		held.forEach(PooledBuffer::close);
+	}
+
+	@Test
+	void withTheDefaultsARefusalIsServedByTheOtherDevicePoolsCacheAndTheReductionCacheGetsItToo() {
+		LimitingAllocator device = new LimitingAllocator(this.backend.allocator(MemoryKind.DEVICE), 16 * MIB);
+		StratifiedMemoryPool first = new StratifiedMemoryPool(device, PoolConfig.builder("first").build());
+		StratifiedMemoryPool second = new StratifiedMemoryPool(device, PoolConfig.builder("second").build());
+		this.pools.add(first);
+		this.pools.add(second);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build();
+		try (ReductionBufferCache reductions = new ReductionBufferCache("reduction", device,
+				new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED), PoolConfig.builder("pinned").build()),
+				4)) {
+			List.of(first, second, reductions).forEach(handler::register);
+			first.warm(4 * MIB, 4);
+			assertThat(device.allocatedBytes()).isEqualTo(16 * MIB);
+			second.acquire(4 * MIB).close();
+			assertThat(first.cachedBytes()).as("the other pool gave up what the request needed").isEqualTo(12 * MIB);
+			second.trim(0);
+			first.warm(4 * MIB, 1);
+			assertThat(device.allocatedBytes()).isEqualTo(16 * MIB);
+			try (ReductionBuffer sum = reductions.acquire(float.class, 1, ReductionOp.SUM)) {
+				assertThat(sum.readResult(0)).isEqualTo(0f);
+			}
+			assertThat(first.cachedBytes()).as("the reduction cache was served from the device pool's cache")
+				.isLessThan(16 * MIB);
+			PressureStatistics stats = handler.statistics();
+			assertThat(stats.outOfMemoryRefusals()).isEqualTo(2);
+			assertThat(stats.outOfMemoryFailures()).isZero();
+			assertThat(reductions.statistics().allocationFailures()).isZero();
+		}
+	}
+
+	@Test
+	void afterAMissAStartedHandlerChecksOnItsOwnThreadNotTheRequests() throws InterruptedException {
+		Set<String> readers = ConcurrentHashMap.newKeySet();
+		StratifiedMemoryPool pool = pool("device", MIB);
+		try (PressureHandler handler = PressureHandler.builder(() -> {
+			readers.add(Thread.currentThread().getName());
+			return this.backend.memoryInfo();
+		}).build()) {
+			handler.register(pool);
+			handler.start(Duration.ofHours(1));
+			try (PooledBuffer buffer = pool.acquire(MIB)) {
+				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+				while (handler.statistics().checks() == 0 && System.nanoTime() < deadline) {
+					Thread.sleep(5);
+				}
+			}
+			assertThat(handler.statistics().checks()).isPositive();
+			assertThat(readers).containsExactly("gpumem-pressure");
+		}
 	}
 
 }

@@ -152,6 +152,7 @@ public final class GpumemAutoConfiguration {
 			GpumemProperties.Pressure pressure = properties.getPressure();
 			GpumemProperties.Reactions reactions = pressure.getReactions();
 			PressureHandler handler = PressureHandler.builder(backend::memoryInfo)
+				.pinnedMemory(backend.allocator(MemoryKind.PINNED)::memoryInfo)
 				.thresholds(thresholds)
 				.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
 				.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))

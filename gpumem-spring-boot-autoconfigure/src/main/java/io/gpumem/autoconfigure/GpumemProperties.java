@@ -408,8 +408,11 @@ public class GpumemProperties implements Validator {
 		/** The utilization a shrink reaction trims cached memory down to, in (0, 1]. */
 		private double shrinkTarget = 0.7;
 
-		/** How many times a refused allocation is retried after trimming, before failing. */
-		private int oomRetries = 1;
+		/**
+		 * How many times a refused allocation is retried after freeing memory, before failing: 3 lets each
+		 * step of the out-of-memory chain run (the refusing pool, the other pools, everything).
+		 */
+		private int oomRetries = 3;
 
 		public boolean isEnabled() {
 			return this.enabled;

@@ -52,6 +52,27 @@ class OutOfMemoryHttpTest {
 			.isEqualTo(6.0);
 		assertThat(this.devicePool.statistics().inUseBuffers()).isZero();
 		assertThat(this.devicePool.statistics().allocationFailures()).isEqualTo(1);
+		this.client.get()
+			.uri("/actuator/gpumem")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.pressure.outOfMemory.refusals")
+			.value((Integer refusals) -> assertThat(refusals).isPositive())
+			.jsonPath("$.pressure.outOfMemory.failures")
+			.isEqualTo(1)
+			.jsonPath("$.pressure.pinnedLevel")
+			.isEqualTo("NORMAL");
+		this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.value((scrape) -> assertThat(scrape).contains("gpumem_pressure_oom_failures_total 1.0",
+					"gpumem_pressure_oom_refusals_total", "gpumem_pressure_oom_freed_bytes_total",
+					"gpumem_pressure_level{memory=\"pinned\"}", "gpumem_pressure_level{memory=\"device\"}"));
 	}
 
 }

@@ -20,8 +20,10 @@ import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureHandler.Memory;
 import io.gpumem.pressure.PressureLevel;
-import io.gpumem.pressure.PressureThresholds;
+import io.gpumem.pressure.PressureStatistics;
 
 /**
  * {@code /actuator/gpumem}: the backend, the device, the pressure and every pool's statistics; trims all
@@ -34,12 +36,13 @@ public class GpumemEndpoint {
 
 	private final GpumemPools pools;
 
-	private final PressureThresholds thresholds;
+	private final @Nullable PressureHandler pressure;
 
-	public GpumemEndpoint(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds) {
+	/** @param pressure the pressure handler, or {@code null} when there is none (no pressure is shown) */
+	public GpumemEndpoint(GpuBackend backend, GpumemPools pools, @Nullable PressureHandler pressure) {
 		this.backend = backend;
 		this.pools = pools;
-		this.thresholds = thresholds;
+		this.pressure = pressure;
 	}
 
 	/** The backend, the device, the pressure and one summary per pool. */
@@ -51,7 +54,7 @@ public class GpumemEndpoint {
 		return new GpumemDescriptor(this.backend.name(),
 				new DeviceDescriptor(this.backend.deviceId(), this.backend.deviceName(), memory.totalBytes(),
 						memory.freeBytes()),
-				new PressureDescriptor(this.thresholds.levelOf(memory.utilization()), memory.utilization()), summaries);
+				(this.pressure != null) ? PressureDescriptor.of(this.pressure) : null, summaries);
 	}
 
 	/** One pool's summary with a row per size class; {@code null} (404) for an unknown pool. */
@@ -94,8 +97,8 @@ public class GpumemEndpoint {
 		return keepBytes;
 	}
 
-	/** The answer to {@code GET /actuator/gpumem}. */
-	public record GpumemDescriptor(String backend, DeviceDescriptor device, PressureDescriptor pressure,
+	/** The answer to {@code GET /actuator/gpumem}; {@code pressure} is {@code null} without a pressure handler. */
+	public record GpumemDescriptor(String backend, DeviceDescriptor device, @Nullable PressureDescriptor pressure,
 			Map<String, PoolSummary> pools) implements OperationResponseBody {
 	}
 
@@ -103,8 +106,25 @@ public class GpumemEndpoint {
 	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes) {
 	}
 
-	/** The pressure level from the device's utilization now. */
-	public record PressureDescriptor(PressureLevel level, double utilization) {
+	/**
+	 * The pressure handler's levels, as its last check or refusal left them (the device's is the
+	 * {@code gpumem.pressure.level} gauge and the health indicator's), and what its reactions and the
+	 * out-of-memory chain did.
+	 */
+	public record PressureDescriptor(PressureLevel level, double utilization, PressureLevel pinnedLevel,
+			double pinnedUtilization, long checks, long shrinks, long shrunkBytes, OutOfMemoryChain outOfMemory) {
+
+		static PressureDescriptor of(PressureHandler handler) {
+			PressureStatistics s = handler.statistics();
+			return new PressureDescriptor(s.level(), s.utilization(), handler.level(Memory.PINNED),
+					handler.utilization(Memory.PINNED), s.checks(), s.shrinks(), s.shrunkBytes(),
+					new OutOfMemoryChain(s.outOfMemoryRefusals(), s.outOfMemoryFreedBytes(), s.outOfMemoryFailures()));
+		}
+
+	}
+
+	/** Refusals the chain was asked to make room for, the bytes it freed, and the allocations that failed anyway. */
+	public record OutOfMemoryChain(long refusals, long freedBytes, long failures) {
 	}
 
 	/** One pool's figures. */

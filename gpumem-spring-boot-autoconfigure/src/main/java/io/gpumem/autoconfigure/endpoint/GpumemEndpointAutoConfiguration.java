@@ -1,5 +1,6 @@
 package io.gpumem.autoconfigure.endpoint;
 
+import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -12,19 +13,19 @@ import org.springframework.context.annotation.Bean;
 import io.gpumem.autoconfigure.GpumemAutoConfiguration;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
-import io.gpumem.pressure.PressureThresholds;
+import io.gpumem.pressure.PressureHandler;
 
 /** The {@code gpumem} actuator endpoint, when actuator is present and the endpoint is exposed. */
 @AutoConfiguration(after = GpumemAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
-@ConditionalOnBean({ GpuBackend.class, GpumemPools.class, PressureThresholds.class })
+@ConditionalOnBean({ GpuBackend.class, GpumemPools.class })
 @ConditionalOnAvailableEndpoint(GpumemEndpoint.class)
 public final class GpumemEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpumemEndpoint gpumemEndpoint(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds) {
-		return new GpumemEndpoint(backend, pools, thresholds);
+	GpumemEndpoint gpumemEndpoint(GpuBackend backend, GpumemPools pools, ObjectProvider<PressureHandler> pressure) {
+		return new GpumemEndpoint(backend, pools, pressure.getIfAvailable());
 	}
 
 	@Bean

@@ -6,33 +6,42 @@ import org.springframework.boot.health.contributor.Status;
 
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.MemoryInfo;
+import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureLevel;
-import io.gpumem.pressure.PressureThresholds;
 
 /**
- * UP with the device's figures while memory pressure is below CRITICAL, OUT_OF_SERVICE from CRITICAL on,
- * so that a readiness group including {@code gpumem} takes the instance out of rotation until memory frees.
+ * UP with the device's figures while the pressure handler's device level is below CRITICAL,
+ * OUT_OF_SERVICE at CRITICAL and OUT_OF_MEMORY, so that a readiness group including {@code gpumem} takes
+ * the instance out of rotation until memory frees. The level is the handler's, as the
+ * {@code gpumem.pressure.level} gauge and the endpoint show it; without a handler the indicator is UP
+ * with the figures alone.
  */
 public class GpumemHealthIndicator extends AbstractHealthIndicator {
 
 	private final GpuBackend backend;
 
-	private final PressureThresholds thresholds;
+	private final PressureHandler pressure;
 
-	public GpumemHealthIndicator(GpuBackend backend, PressureThresholds thresholds) {
+	/** @param pressure the pressure handler, or {@code null} when there is none */
+	public GpumemHealthIndicator(GpuBackend backend, PressureHandler pressure) {
 		super("GPU memory health check failed");
 		this.backend = backend;
-		this.thresholds = thresholds;
+		this.pressure = pressure;
 	}
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		MemoryInfo memory = this.backend.memoryInfo();
-		PressureLevel level = this.thresholds.levelOf(memory.utilization());
-		builder.status((level.compareTo(PressureLevel.CRITICAL) >= 0) ? Status.OUT_OF_SERVICE : Status.UP)
-			.withDetail("backend", this.backend.name())
+		builder.up();
+		if (this.pressure != null) {
+			PressureLevel level = this.pressure.level();
+			if (level.compareTo(PressureLevel.CRITICAL) >= 0) {
+				builder.status(Status.OUT_OF_SERVICE);
+			}
+			builder.withDetail("level", level);
+		}
+		builder.withDetail("backend", this.backend.name())
 			.withDetail("device", this.backend.deviceName())
-			.withDetail("level", level)
 			.withDetail("utilization", memory.utilization())
 			.withDetail("freeBytes", memory.freeBytes())
 			.withDetail("totalBytes", memory.totalBytes());

@@ -1,5 +1,6 @@
 package io.gpumem.autoconfigure.metrics;
 
+import java.util.Locale;
 import java.util.function.ToDoubleFunction;
 
 import io.micrometer.core.instrument.FunctionCounter;
@@ -13,10 +14,12 @@ import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureHandler.Memory;
 
 /**
  * gpumem's meters: per pool, memory and buffers used and cached, requests by hit or miss, bytes
- * trimmed and allocation failures; the device's memory; the pressure level (its ordinal, NORMAL = 0).
+ * trimmed and allocation failures; the device's memory; the pressure level of device and pinned memory
+ * (its ordinal, NORMAL = 0), the shrinks, and the out-of-memory chain's refusals, freed bytes and failures.
  */
 public class GpumemMeterBinder implements MeterBinder {
 
@@ -41,10 +44,35 @@ public class GpumemMeterBinder implements MeterBinder {
 		deviceMemory(registry, device, "free", MemoryInfo::freeBytes);
 		deviceMemory(registry, device, "total", MemoryInfo::totalBytes);
 		if (this.pressure != null) {
-			Gauge.builder("gpumem.pressure.level", this.pressure, (handler) -> handler.level().ordinal())
-				.description("GPU memory pressure: 0 normal, 1 elevated, 2 warning, 3 critical, 4 out of memory")
+			bindPressure(registry, this.pressure);
+		}
+	}
+
+	private static void bindPressure(MeterRegistry registry, PressureHandler pressure) {
+		for (Memory memory : Memory.values()) {
+			Gauge.builder("gpumem.pressure.level", pressure, (handler) -> handler.level(memory).ordinal())
+				.tags("memory", memory.name().toLowerCase(Locale.ROOT))
+				.description("Memory pressure: 0 normal, 1 elevated, 2 warning, 3 critical, 4 out of memory")
 				.register(registry);
 		}
+		FunctionCounter.builder("gpumem.pressure.shrinks", pressure, (handler) -> handler.statistics().shrinks())
+			.description("Shrink reactions that trimmed cached memory")
+			.register(registry);
+		FunctionCounter
+			.builder("gpumem.pressure.oom.refusals", pressure,
+					(handler) -> handler.statistics().outOfMemoryRefusals())
+			.description("Allocations refused for want of memory that the out-of-memory chain made room for")
+			.register(registry);
+		FunctionCounter
+			.builder("gpumem.pressure.oom.freed", pressure, (handler) -> handler.statistics().outOfMemoryFreedBytes())
+			.baseUnit(BaseUnits.BYTES)
+			.description("Cached bytes the out-of-memory chain freed")
+			.register(registry);
+		FunctionCounter
+			.builder("gpumem.pressure.oom.failures", pressure,
+					(handler) -> handler.statistics().outOfMemoryFailures())
+			.description("Allocations that failed after every step of the out-of-memory chain")
+			.register(registry);
 	}
 
 	private void bindPool(MeterRegistry registry, String name, MemoryPool pool) {

@@ -1,5 +1,6 @@
 package io.gpumem.autoconfigure.health;
 
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.health.contributor.Health;
@@ -7,22 +8,41 @@ import org.springframework.boot.health.contributor.Status;
 
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureLevel;
-import io.gpumem.pressure.PressureThresholds;
+import io.gpumem.pressure.PressureReaction;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class GpumemHealthIndicatorTest {
 
 	private final HostBackend backend = new HostBackend(100L << 20);
 
-	private final GpumemHealthIndicator indicator = new GpumemHealthIndicator(this.backend, PressureThresholds.DEFAULTS);
+	private final PressureHandler pressure = PressureHandler.builder(this.backend::memoryInfo)
+		.reaction(PressureLevel.WARNING, PressureReaction.none())
+		.reaction(PressureLevel.CRITICAL, PressureReaction.none())
+		.build();
+
+	private final GpumemHealthIndicator indicator = new GpumemHealthIndicator(this.backend, this.pressure);
+
+	@AfterEach
+	void close() {
+		this.pressure.close();
+	}
 
 	@Test
-	void upWithDetailsBelowCritical() {
+	void upWithTheHandlersLevelBelowCritical() {
 		Allocation allocation = this.backend.allocator(MemoryKind.DEVICE).allocate(80L << 20);
 		Health health = this.indicator.health(true);
+		assertThat(health.getDetails()).as("the level of the handler's last check").containsEntry("level",
+				PressureLevel.NORMAL);
+		this.pressure.check();
+		health = this.indicator.health(true);
 		assertThat(health.getStatus()).isEqualTo(Status.UP);
 		assertThat(health.getDetails()).containsEntry("backend", "host")
 			.containsEntry("level", PressureLevel.WARNING)
@@ -34,10 +54,32 @@ class GpumemHealthIndicatorTest {
 	@Test
 	void outOfServiceFromCriticalOn() {
 		Allocation allocation = this.backend.allocator(MemoryKind.DEVICE).allocate(95L << 20);
+		this.pressure.check();
 		Health health = this.indicator.health(true);
 		assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
 		assertThat(health.getDetails()).containsEntry("level", PressureLevel.CRITICAL);
 		this.backend.allocator(MemoryKind.DEVICE).free(allocation);
+	}
+
+	@Test
+	void outOfServiceAfterARefusalUntilACheckSeesMemoryFree() {
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").build())) {
+			this.pressure.register(pool);
+			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(200L << 20));
+			Health health = this.indicator.health(true);
+			assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+			assertThat(health.getDetails()).containsEntry("level", PressureLevel.OUT_OF_MEMORY);
+			this.pressure.check();
+			assertThat(this.indicator.health(true).getStatus()).isEqualTo(Status.UP);
+		}
+	}
+
+	@Test
+	void withoutAHandlerUpWithTheFiguresAlone() {
+		Health health = new GpumemHealthIndicator(this.backend, null).health(true);
+		assertThat(health.getStatus()).isEqualTo(Status.UP);
+		assertThat(health.getDetails()).doesNotContainKey("level").containsEntry("totalBytes", 100L << 20);
 	}
 
 }
