@@ -1,15 +1,12 @@
 package io.gpumem.sample;
 
-import java.net.URI;
 import java.util.Map;
-import java.util.SplittableRandom;
 
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
 import org.springframework.boot.test.context.SpringBootTest;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
@@ -22,38 +19,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "sample.max-elements=200000" })
 @AutoConfigureRestTestClient
-class SampleServiceHttpTest {
+class SampleServiceHttpTest extends SampleContractTests {
 
 	@Autowired
 	private RestTestClient client;
 
 	@Autowired
 	private GpumemPools pools;
-
-	@LocalServerPort
-	private int port;
-
-	private final SplittableRandom random = new SplittableRandom();
-
-	@Test
-	void addAndSaxpyAgreeWithFloat32ArithmeticAtEverySize() {
-		contract().addAndSaxpy();
-	}
-
-	@Test
-	void reductionsAgreeWithTheReference() {
-		contract().reductions();
-	}
-
-	@Test
-	void pageRankWithDanglingNodesAgreesWithTheReference() {
-		contract().pageRankWithDanglingNodes();
-	}
-
-	@Test
-	void pageRankOfAGeneratedGraphGivesItsTenBestNodes() {
-		contract().pageRankOfAGeneratedGraph();
-	}
 
 	@Test
 	void badInputsAnswer400NamingTheProblem() {
@@ -127,10 +99,6 @@ class SampleServiceHttpTest {
 	@Test
 	void theContractNamesTheBackendItRunsOn() {
 		assertThat(contract().backend()).isEqualTo("host");
-	}
-
-	private SampleContract contract() {
-		return new SampleContract(URI.create("http://localhost:" + this.port), this.random.nextLong());
 	}
 
 	private void badRequest(String uri, Object body, String message) {

@@ -1,14 +1,10 @@
 package io.gpumem.sample;
 
-import java.net.URI;
-import java.util.SplittableRandom;
-
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
-import org.springframework.boot.test.web.server.LocalServerPort;
 import org.springframework.context.annotation.Bean;
 
 import io.gpumem.autoconfigure.GpumemPools;
@@ -28,7 +24,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=cuda", "sample.max-elements=200000" })
-class SampleServiceOnFakeCudaTest {
+class SampleServiceOnFakeCudaTest extends SampleContractTests {
 
 	@Autowired
 	private GpumemPools pools;
@@ -39,36 +35,11 @@ class SampleServiceOnFakeCudaTest {
 	@Autowired
 	private Kernels kernels;
 
-	@LocalServerPort
-	private int port;
-
-	private final SplittableRandom random = new SplittableRandom();
-
 	@Test
 	void theServiceRunsThePtxKernelsOnTheCudaBackend() {
 		assertThat(this.backend).isInstanceOf(CudaBackend.class);
 		assertThat(this.kernels).isInstanceOf(CudaKernels.class);
 		assertThat(contract().backend()).isEqualTo("cuda");
-	}
-
-	@Test
-	void addAndSaxpyAgreeWithFloat32ArithmeticAtEverySize() {
-		contract().addAndSaxpy();
-	}
-
-	@Test
-	void reductionsAgreeWithTheReference() {
-		contract().reductions();
-	}
-
-	@Test
-	void pageRankWithDanglingNodesAgreesWithTheReference() {
-		contract().pageRankWithDanglingNodes();
-	}
-
-	@Test
-	void pageRankOfAGeneratedGraphGivesItsTenBestNodes() {
-		contract().pageRankOfAGeneratedGraph();
 	}
 
 	@Test
@@ -78,10 +49,6 @@ class SampleServiceOnFakeCudaTest {
 		contract.reductions();
 		contract.nothingLeftInUse();
 		assertThat(this.pools.asMap().get("device").statistics().hits()).isPositive();
-	}
-
-	private SampleContract contract() {
-		return new SampleContract(URI.create("http://localhost:" + this.port), this.random.nextLong());
 	}
 
 	@TestConfiguration(proxyBeanMethods = false)

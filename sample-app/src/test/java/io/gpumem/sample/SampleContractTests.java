@@ -1,0 +1,42 @@
+package io.gpumem.sample;
+
+import java.net.URI;
+import java.util.SplittableRandom;
+
+import org.junit.jupiter.api.Test;
+
+import org.springframework.boot.test.web.server.LocalServerPort;
+
+/** The checks of {@link SampleContract} as tests, for each backend's running service. */
+abstract class SampleContractTests {
+
+	@LocalServerPort
+	private int port;
+
+	private final SplittableRandom random = new SplittableRandom();
+
+	@Test
+	void addAndSaxpyAgreeWithFloat32ArithmeticAtEverySize() {
+		contract().addAndSaxpy();
+	}
+
+	@Test
+	void reductionsAgreeWithTheReference() {
+		contract().reductions();
+	}
+
+	@Test
+	void pageRankWithDanglingNodesAgreesWithTheReference() {
+		contract().pageRankWithDanglingNodes();
+	}
+
+	@Test
+	void pageRankOfAGeneratedGraphGivesItsTenBestNodes() {
+		contract().pageRankOfAGeneratedGraph();
+	}
+
+	protected SampleContract contract() {
+		return new SampleContract(URI.create("http://localhost:" + this.port), this.random.nextLong());
+	}
+
+}
