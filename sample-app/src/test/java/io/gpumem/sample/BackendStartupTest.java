@@ -12,6 +12,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaProbe;
 import io.gpumem.cuda.CudaProbeResult;
+import io.gpumem.sample.vectors.VectorService;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
@@ -39,6 +40,14 @@ class BackendStartupTest {
 		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.backend is 'cuda' but CUDA device 0",
 				this.probe.reason(), "Action:");
 		assertThat(output).doesNotContain("UnsatisfiedLinkError", "NoClassDefFoundError");
+	}
+
+	@Test
+	void withGpumemDisabledTheServiceStartsWithoutItsBeans() {
+		try (ConfigurableApplicationContext context = application().run("--gpumem.enabled=false")) {
+			assertThat(context.getBeansOfType(GpuBackend.class)).isEmpty();
+			assertThat(context.getBeansOfType(VectorService.class)).isEmpty();
+		}
 	}
 
 	private static SpringApplicationBuilder application() {

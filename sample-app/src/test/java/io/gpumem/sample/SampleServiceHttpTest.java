@@ -36,6 +36,8 @@ class SampleServiceHttpTest extends SampleContractTests {
 		badRequest("/api/vectors/reduce", "{\"op\":\"SUM\"}", "values must be a non-empty array");
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,1],[1,-1]]}", "out of range");
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,5]],\"nodes\":3}", "ids go from 0 to 2");
+		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,2147483647]]}",
+				"nodes has 2147483648 elements, more than the limit of 200000");
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,1]],\"iterations\":0}", "iterations must be between 1");
 		badRequest("/api/graphs/pagerank", "{\"iterations\":3}", "give either edges, or nodes and edgesPerNode");
 		badRequest("/api/vectors/add", "{\"a\":[1,", "not valid JSON");

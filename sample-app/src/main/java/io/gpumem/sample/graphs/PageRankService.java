@@ -54,7 +54,7 @@ public class PageRankService {
 			to[e] = edge[1];
 			largest = Math.max(largest, Math.max(edge[0], edge[1]));
 		}
-		int count = (nodes != null) ? nodes : largest + 1;
+		long count = (nodes != null) ? nodes : largest + 1L;
 		checkNodes(count);
 		for (int e = 0; e < edges.length; e++) {
 			if (from[e] < 0 || from[e] >= count || to[e] < 0 || to[e] >= count) {
@@ -62,7 +62,7 @@ public class PageRankService {
 						+ "] names a node out of range: ids go from 0 to " + (count - 1));
 			}
 		}
-		return rank(Graph.of(count, from, to), iterations, damping);
+		return rank(Graph.of((int) count, from, to), iterations, damping);
 	}
 
 	/** The ranks of a generated graph: {@code edgesPerNode} random out-edges per node, from {@code seed}. */
@@ -114,7 +114,7 @@ public class PageRankService {
 		return ranks;
 	}
 
-	private void checkNodes(int nodes) {
+	private void checkNodes(long nodes) {
 		if (nodes <= 0) {
 			throw new IllegalArgumentException("a graph needs at least one node, not " + nodes);
 		}
