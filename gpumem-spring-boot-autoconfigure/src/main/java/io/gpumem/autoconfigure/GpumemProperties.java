@@ -510,6 +510,12 @@ public class GpumemProperties implements Validator {
 			this.critical = critical;
 		}
 
+		/** As a failure analysis shows the value: the three thresholds by name. */
+		@Override
+		public String toString() {
+			return "{elevated=" + this.elevated + ", warning=" + this.warning + ", critical=" + this.critical + "}";
+		}
+
 	}
 
 	/** What the pressure handler does at each level: none, shrink or callback. */

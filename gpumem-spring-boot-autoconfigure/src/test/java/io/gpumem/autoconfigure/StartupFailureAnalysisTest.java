@@ -26,7 +26,8 @@ class StartupFailureAnalysisTest {
 		start("gpumem.pressure.thresholds.elevated=0.8", "gpumem.pressure.thresholds.warning=0.7");
 		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.pressure.thresholds",
 				"must satisfy 0 < elevated < warning < critical <= 1, but elevated=0.8, warning=0.7, critical=0.9",
-				"Action:");
+				"Value: \"{elevated=0.8, warning=0.7, critical=0.9}\"", "Action:");
+		assertThat(output).doesNotContain("Thresholds@");
 	}
 
 	@Test
