@@ -1,5 +1,6 @@
 package io.gpumem.sample;
 
+import java.time.Duration;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -11,6 +12,7 @@ import org.springframework.http.MediaType;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
 import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.autoconfigure.GpumemProperties;
 import io.gpumem.pool.PoolStatistics;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -26,6 +28,9 @@ class SampleServiceHttpTest extends SampleContractTests {
 
 	@Autowired
 	private GpumemPools pools;
+
+	@Autowired
+	private GpumemProperties properties;
 
 	@Test
 	void badInputsAnswer400NamingTheProblem() {
@@ -96,6 +101,12 @@ class SampleServiceHttpTest extends SampleContractTests {
 			assertThat(stats.cachedBytes()).as("%s cached = reserved", name).isEqualTo(stats.reservedBytes());
 			assertThat(stats.requests()).as("%s requests", name).isEqualTo(stats.hits() + stats.misses());
 		});
+	}
+
+	@Test
+	void theShippedConfigurationIdleTrimsTheDeviceAndPinnedPools() {
+		assertThat(this.properties.getDevicePool().getIdleTrimAfter()).isEqualTo(Duration.ofMinutes(5));
+		assertThat(this.properties.getPinnedPool().getIdleTrimAfter()).isEqualTo(Duration.ofMinutes(5));
 	}
 
 	@Test
