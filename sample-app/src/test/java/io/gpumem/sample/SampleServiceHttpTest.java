@@ -75,6 +75,15 @@ class SampleServiceHttpTest extends SampleContractTests {
 			.jsonPath("$.components.gpumem.status")
 			.isEqualTo("UP");
 		this.client.get()
+			.uri("/actuator/health")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.value((health) -> assertThat(health).as("no details to an anonymous client")
+				.contains("\"gpumem\"")
+				.doesNotContain("details", "path", "totalBytes"));
+		this.client.get()
 			.uri("/actuator/prometheus")
 			.exchange()
 			.expectStatus()
