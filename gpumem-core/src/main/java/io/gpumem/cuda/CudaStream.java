@@ -130,15 +130,16 @@ final class CudaStream implements GpuStream {
 	}
 
 	/**
-	 * The native stream, for work enqueued on {@code device}.
+	 * The native stream, for work enqueued on {@code device} by a caller that makes its context current.
 	 * @throws IllegalArgumentException if this stream belongs to another device
+	 * @throws IllegalStateException if the stream is closed
 	 */
 	Object handle(CudaDevice device) {
 		if (device != this.device) {
 			throw new IllegalArgumentException(this + " belongs to device " + this.device.ordinal() + ", not to device "
 					+ device.ordinal());
 		}
-		bind();
+		checkOpen();
 		return this.stream;
 	}
 
@@ -158,10 +159,14 @@ final class CudaStream implements GpuStream {
 	}
 
 	private CudaDriver bind() {
+		checkOpen();
+		return this.device.bind();
+	}
+
+	private void checkOpen() {
 		if (this.closed) {
 			throw new IllegalStateException("stream is closed");
 		}
-		return this.device.bind();
 	}
 
 	@Override

@@ -11,10 +11,10 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
@@ -409,7 +409,6 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 
 	}
-
 
 	/** The memories the handler watches: the device's, which DEVICE and UNIFIED pools hold, and pinned host memory. */
 	public enum Memory {

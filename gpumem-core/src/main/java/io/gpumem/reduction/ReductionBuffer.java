@@ -89,7 +89,7 @@ public final class ReductionBuffer extends GpuBuffer {
 	public void reset() {
 		long identity = this.key.op().identityBits(this.key.type());
 		if (this.stream == null) {
-			resetNow(identity);
+			writeIdentities(this, this.key, identity);
 		}
 		else if (identity == 0) {
 			this.stream.fill(this, 0, size(), (byte) 0);
@@ -99,17 +99,18 @@ public final class ReductionBuffer extends GpuBuffer {
 		}
 	}
 
-	private void resetNow(long identity) {
-		if (this.key.type().bytes() == Integer.BYTES) {
-			fillInts(0, this.key.slots(), (int) identity);
+	/** Writes {@code identity} into the first {@code key.slots()} elements of {@code target}, at once. */
+	static void writeIdentities(GpuBuffer target, ReductionKey key, long identity) {
+		if (key.type().bytes() == Integer.BYTES) {
+			target.fillInts(0, key.slots(), (int) identity);
 		}
 		else if (identity == 0) {
-			fill((byte) 0);
+			target.fill(0, key.bytes(), (byte) 0);
 		}
 		else {
-			long[] identities = new long[this.key.slots()];
+			long[] identities = new long[key.slots()];
 			Arrays.fill(identities, identity);
-			copyFrom(identities);
+			target.copyFromArray(0, identities, 0, identities.length);
 		}
 	}
 

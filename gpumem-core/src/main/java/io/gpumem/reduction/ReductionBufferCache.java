@@ -2,7 +2,6 @@ package io.gpumem.reduction;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.Deque;
 import java.util.List;
 import java.util.Map;
@@ -267,14 +266,7 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 	void resetOn(GpuStream stream, ReductionBuffer buffer, long identity) {
 		PooledBuffer staging = this.pinned.acquire(buffer.size());
 		try {
-			if (buffer.key().type().bytes() == Integer.BYTES) {
-				staging.fillInts(0, buffer.key().slots(), (int) identity);
-			}
-			else {
-				long[] identities = new long[buffer.key().slots()];
-				Arrays.fill(identities, identity);
-				staging.copyFrom(identities);
-			}
+			ReductionBuffer.writeIdentities(staging, buffer.key(), identity);
 			stream.copy(staging, 0, buffer, 0, buffer.size());
 		}
 		finally {
