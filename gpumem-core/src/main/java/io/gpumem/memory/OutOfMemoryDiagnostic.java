@@ -29,6 +29,20 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 				inUseBytes, cachedBytes, this.limitBytes, largestClassBytes, this.reason);
 	}
 
+	/** This diagnostic saying that the request waited {@code millis} ms for memory to be returned, in vain. */
+	public OutOfMemoryDiagnostic withWait(long millis) {
+		String waited = "waited " + millis + " ms for memory to be returned";
+		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
+				this.inUseBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
+				(this.reason == null || this.reason.isEmpty()) ? waited : this.reason + "; " + waited);
+	}
+
+	/** Whether no amount of memory given back could serve the request: it is larger than the capacity or the limit. */
+	public boolean exceedsCapacity() {
+		return (this.capacityBytes >= 0 && this.requestedBytes > this.capacityBytes)
+				|| (this.limitBytes >= 0 && this.requestedBytes > this.limitBytes);
+	}
+
 	/** The message of the exception, one sentence per known figure. */
 	public String describe() {
 		StringBuilder message = new StringBuilder("Out of ").append(this.kind).append(" memory: tried to allocate ")

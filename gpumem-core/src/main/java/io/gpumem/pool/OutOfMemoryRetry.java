@@ -5,7 +5,7 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 /**
  * Reserves a block, and when the allocator refuses, has memory freed and tries again, at most
  * {@code retries} times, as RMM's {@code failure_callback_resource_adaptor} does. Other failures pass
- * through at once; every failure is counted in the ledger.
+ * through at once, counted in the ledger; the caller counts a refusal, which it may still wait out.
  */
 final class OutOfMemoryRetry {
 
@@ -35,7 +35,6 @@ final class OutOfMemoryRetry {
 			}
 			catch (GpuOutOfMemoryException ex) {
 				if (attempt >= this.retries || makeRoom.free(size, attempt) == 0) {
-					ledger.countAllocationFailure();
 					throw ex;
 				}
 			}

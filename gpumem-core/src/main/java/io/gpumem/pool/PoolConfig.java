@@ -25,6 +25,8 @@ public final class PoolConfig {
 
 	private final int oomRetries;
 
+	private final Duration maxWait;
+
 	private final LeakDetection leakDetection;
 
 	private final int stripes;
@@ -37,6 +39,7 @@ public final class PoolConfig {
 		this.maxCachedBytes = builder.maxCachedBytes;
 		this.idleTrimAfter = builder.idleTrimAfter;
 		this.oomRetries = builder.oomRetries;
+		this.maxWait = builder.maxWait;
 		this.leakDetection = builder.leakDetection;
 		this.stripes = builder.stripes;
 		for (Long size : this.warm.keySet()) {
@@ -81,6 +84,11 @@ public final class PoolConfig {
 
 	public int oomRetries() {
 		return this.oomRetries;
+	}
+
+	/** How long an acquire waits for memory to be returned when none can be had; zero for not at all. */
+	public Duration maxWait() {
+		return this.maxWait;
 	}
 
 	public LeakDetection leakDetection() {
@@ -134,6 +142,8 @@ public final class PoolConfig {
 		private Duration idleTrimAfter;
 
 		private int oomRetries = 3;
+
+		private Duration maxWait = Duration.ZERO;
 
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
@@ -212,6 +222,18 @@ public final class PoolConfig {
 				throw new IllegalArgumentException("oom retries must not be negative: " + retries);
 			}
 			this.oomRetries = retries;
+			return this;
+		}
+
+		/**
+		 * How long an acquire the allocator refuses, after its retries, waits in line for memory to be
+		 * returned before it fails; zero (the default) fails at once.
+		 */
+		public Builder maxWait(Duration maxWait) {
+			if (maxWait == null || maxWait.isNegative()) {
+				throw new IllegalArgumentException("the wait for memory must be zero or more: " + maxWait);
+			}
+			this.maxWait = maxWait;
 			return this;
 		}
 

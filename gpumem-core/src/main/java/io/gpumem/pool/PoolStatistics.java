@@ -23,11 +23,12 @@ import io.gpumem.memory.MemoryKind;
  * @param trimmedBytes bytes given back to the allocator by trims, idle trims and caps
  * @param allocationFailures acquires that failed for want of memory, after retries
  * @param leakedBuffers buffers reclaimed after becoming unreachable without close
+ * @param memoryWaits acquires that waited for memory to be returned ({@link PoolConfig#maxWait()})
  * @param sizeClasses one row per size class, smallest first
  */
 public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long returns,
 		long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
-		long peakReservedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers,
+		long peakReservedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits,
 		List<SizeClassStatistics> sizeClasses) {
 
 	public PoolStatistics {
@@ -37,6 +38,20 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 	/** Hits over requests, 0 before the first request. */
 	public double hitRate() {
 		return (this.requests != 0) ? (double) this.hits / this.requests : 0.0;
+	}
+
+	/**
+	 * Acquires that found no memory and waited for some to be returned.
+	 *
+	 * @param waits acquires that waited, served in the end or not
+	 * @param timeouts waits that ran out, each of which then failed as out of memory
+	 * @param waitNanos time spent waiting, all acquires together
+	 */
+	public record Waits(long waits, long timeouts, long waitNanos) {
+
+		/** No waits: for pools that never wait. */
+		public static final Waits NONE = new Waits(0, 0, 0);
+
 	}
 
 }

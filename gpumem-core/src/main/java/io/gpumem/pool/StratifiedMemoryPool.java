@@ -1,15 +1,18 @@
 package io.gpumem.pool;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
 
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -37,6 +40,11 @@ import io.gpumem.stream.GpuStream;
  * ({@link OutOfMemoryRetry}), before throwing a {@link GpuOutOfMemoryException} that adds the pool's
  * figures to the allocator's. A failed acquire changes no count but {@code misses} and
  * {@code allocationFailures}.
+ * <p>
+ * <b>Waiting for memory.</b> With a wait ({@code maxWait}, or {@link #acquire(long, Duration)}), an acquire
+ * the allocator still refuses after the retries waits, in line behind earlier waiters ({@link MemoryWaiters}),
+ * for buffers to come back, and fails only when its wait runs out. A request larger than the device or
+ * the budget fails at once.
  * <p>
  * <b>Releasing after a stream.</b> {@link PooledBuffer#closeAfter(GpuStream)} records an event on the
  * stream; the block stays lent until the event completes ({@link PendingReleases}), and is looked at
@@ -78,6 +86,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private final long idleTrimNanos;
 
+	private final Duration maxWait;
+
+	private final MemoryWaiters waiters = new MemoryWaiters();
+
 	private final FreeLists freeLists;
 
 	private final Ledger ledger;
@@ -117,6 +129,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		this.maxCachedBytes = config.maxCachedBytes();
 		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
+		this.maxWait = config.maxWait();
 		this.freeLists = new FreeLists(classes, config.stripes());
 		this.ledger = new Ledger(allocator, classes);
 		this.retry = new OutOfMemoryRetry(config.oomRetries());
@@ -160,14 +173,29 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * Lends a buffer of {@code bytes} bytes, rounded up to its size class behind the scenes.
+	 * Lends a buffer of {@code bytes} bytes, rounded up to its size class behind the scenes, waiting for
+	 * memory at most the configured {@code maxWait}.
 	 * @throws IllegalArgumentException if {@code bytes} is not positive
 	 * @throws IllegalStateException if the pool is closed
-	 * @throws GpuOutOfMemoryException if no memory could be had, even after trimming
+	 * @throws GpuOutOfMemoryException if no memory could be had, even after trimming and waiting
 	 */
 	public PooledBuffer acquire(long bytes) {
+		return acquire(bytes, this.maxWait);
+	}
+
+	/**
+	 * Lends a buffer of {@code bytes} bytes, as {@link #acquire(long)} does, waiting for memory to be
+	 * returned at most {@code maxWait} when there is none.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive or {@code maxWait} negative
+	 * @throws IllegalStateException if the pool is closed
+	 * @throws GpuOutOfMemoryException if no memory could be had, even after trimming and waiting
+	 */
+	public PooledBuffer acquire(long bytes, Duration maxWait) {
 		if (bytes <= 0) {
 			throw new IllegalArgumentException("buffer size must be positive: " + bytes);
+		}
+		if (maxWait.isNegative()) {
+			throw new IllegalArgumentException("the wait for memory must not be negative: " + maxWait);
 		}
 		checkOpen();
 		int classIndex = this.ladder.indexOf(bytes);
@@ -180,7 +208,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		block = (classIndex >= 0) ? miss(classIndex, home) : null;
 		boolean allocated = block == null;
 		if (allocated) {
-			block = (classIndex >= 0) ? allocate(classIndex) : allocateLarge(bytes);
+			long waitNanos = maxWait.toNanos();
+			block = (classIndex >= 0) ? allocate(classIndex, waitNanos, home) : allocateLarge(bytes, waitNanos, home);
 		}
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
@@ -292,7 +321,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return new PoolStatistics(this.name, kind(), totalRequests, Math.max(0, totalRequests - totalMisses),
 				totalMisses, totalReturns, inUseBytes, inUseBuffers, cachedBytes, cachedBuffers,
 				this.ledger.reservedBytes(), this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
-				this.ledger.allocationFailures(), this.leaks.leaked(), rows);
+				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows);
 	}
 
 	/** Bytes cached in all classes: exact when no thread is acquiring or releasing, a recent value otherwise. */
@@ -402,6 +431,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				this.ledger.trim(List.of(block));
 			}
 		}
+		if (this.waiters.any()) {
+			this.waiters.memoryReturned();
+		}
 	}
 
 	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
@@ -436,32 +468,80 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return this.upgrades[classIndex] ? this.freeLists.poll(classIndex + 1, home) : null;
 	}
 
-	/** A new block of the class from the allocator, retried after freeing memory if refused. */
-	private Block allocate(int classIndex) {
+	/** A new block of the class from the allocator, retried after freeing memory and waited for if refused. */
+	private Block allocate(int classIndex, long waitNanos, int home) {
 		this.ledger.countMiss(classIndex);
-		Block block = reserve(classIndex, this.ladder.size(classIndex));
+		Block block = reserve(classIndex, this.ladder.size(classIndex), waitNanos, home);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
 
-	private Block allocateLarge(long bytes) {
+	private Block allocateLarge(long bytes, long waitNanos, int home) {
 		this.ledger.countLargeRequest();
-		Block block = reserve(-1, bytes);
+		Block block = reserve(-1, bytes, waitNanos, home);
 		this.ledger.largeLent(bytes);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
 
-	private Block reserve(int classIndex, long size) {
+	/**
+	 * A block from the allocator, with memory freed and retried as {@link OutOfMemoryRetry} does; when
+	 * still refused and {@code waitNanos} allows, in line for memory to come back. With others already in
+	 * line, a request that may wait does not try ahead of them.
+	 */
+	private Block reserve(int classIndex, long size, long waitNanos, int home) {
 		tick();
+		GpuOutOfMemoryException[] refusal = { null };
+		if (waitNanos == 0 || !this.waiters.any()) {
+			try {
+				return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				refusal[0] = ex;
+			}
+		}
+		long start = System.nanoTime();
+		boolean waits = waitNanos > 0 && (refusal[0] == null || !refusal[0].diagnostic().exceedsCapacity());
+		if (waits) {
+			Block block = this.waiters.await(waitNanos, () -> reserveOnce(classIndex, size, home, refusal));
+			if (block != null) {
+				return block;
+			}
+		}
+		if (refusal[0] == null) {
+			try {
+				return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				refusal[0] = ex;
+			}
+		}
+		this.ledger.countAllocationFailure();
+		this.listeners.forEach((listener) -> listener.allocationFailed(this, size));
+		long cached = cachedBytes();
+		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
+			.withPool(this.ledger.reservedBytes() - cached, cached, this.ladder.largest());
+		if (waits) {
+			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+		}
+		throw new GpuOutOfMemoryException(diagnostic, refusal[0]);
+	}
+
+	/** One try of a waiting acquire: a block of the class come back, or one from the allocator; null if refused. */
+	private Block reserveOnce(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
+		if (this.closed) {
+			throw closedException();
+		}
+		Block block = (classIndex >= 0) ? this.freeLists.poll(classIndex, home) : null;
+		if (block != null) {
+			return block;
+		}
 		try {
 			return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
 		}
 		catch (GpuOutOfMemoryException ex) {
-			this.listeners.forEach((listener) -> listener.allocationFailed(this, size));
-			long cached = cachedBytes();
-			throw new GpuOutOfMemoryException(ex.diagnostic()
-				.withPool(this.ledger.reservedBytes() - cached, cached, this.ladder.largest()), ex);
+			refusal[0] = ex;
+			return null;
 		}
 	}
 

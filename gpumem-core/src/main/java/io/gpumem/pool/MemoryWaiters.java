@@ -1,0 +1,100 @@
+package io.gpumem.pool;
+
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.Supplier;
+
+/**
+ * The line of acquires waiting for memory: one at a time, in order of arrival, the first in line tries
+ * again each time a buffer comes back to the pool, and at least every {@value #POLL_MILLIS} ms for memory
+ * freed elsewhere (another pool, another process), until it is served or its wait runs out. A release
+ * pays one volatile read when nobody waits.
+ */
+final class MemoryWaiters {
+
+	private static final long POLL_MILLIS = 10;
+
+	/** Held by the first in line; fair, so the others get it in order of arrival. */
+	private final ReentrantLock line = new ReentrantLock(true);
+
+	private final AtomicInteger waiting = new AtomicInteger();
+
+	private volatile Thread first;
+
+	private final LongAdder waits = new LongAdder();
+
+	private final LongAdder timeouts = new LongAdder();
+
+	private final LongAdder waitNanos = new LongAdder();
+
+	/** Whether any acquire is waiting; a newcomer that would allocate takes its place behind them. */
+	boolean any() {
+		return this.waiting.get() > 0;
+	}
+
+	/** Wakes the first in line to try again: memory may have come back. */
+	void memoryReturned() {
+		Thread thread = this.first;
+		if (thread != null) {
+			LockSupport.unpark(thread);
+		}
+	}
+
+	/**
+	 * Waits in line, then runs {@code attempt} until it answers a block or {@code nanos} have passed.
+	 * @return the block, or null when the wait ran out (or the thread was interrupted)
+	 */
+	Block await(long nanos, Supplier<Block> attempt) {
+		long start = System.nanoTime();
+		long end = start + nanos;
+		this.waits.increment();
+		this.waiting.incrementAndGet();
+		try {
+			if (!this.line.tryLock(nanos, TimeUnit.NANOSECONDS)) {
+				this.timeouts.increment();
+				return null;
+			}
+			try {
+				this.first = Thread.currentThread();
+				for (;;) {
+					Block block = attempt.get();
+					if (block != null) {
+						return block;
+					}
+					long left = end - System.nanoTime();
+					if (left <= 0) {
+						this.timeouts.increment();
+						return null;
+					}
+					LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)));
+					if (Thread.currentThread().isInterrupted()) {
+						this.timeouts.increment();
+						return null;
+					}
+				}
+			}
+			finally {
+				this.first = null;
+				this.line.unlock();
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			this.timeouts.increment();
+			return null;
+		}
+		finally {
+			this.waiting.decrementAndGet();
+			this.waitNanos.add(System.nanoTime() - start);
+		}
+	}
+
+	/** What the line has seen so far. */
+	PoolStatistics.Waits statistics() {
+		return new PoolStatistics.Waits(this.waits.sum(), this.timeouts.sum(), this.waitNanos.sum());
+	}
+
+}

@@ -1,0 +1,133 @@
+package io.gpumem.admission;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.BooleanSupplier;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+
+class GpuAdmissionTest {
+
+	private final ExecutorService threads = Executors.newCachedThreadPool();
+
+	@AfterEach
+	void stop() throws InterruptedException {
+		this.threads.shutdownNow();
+		this.threads.awaitTermination(10, TimeUnit.SECONDS);
+	}
+
+	@Test
+	void workBeyondTheLimitIsTurnedAwayWhenItsWaitRunsOut() {
+		GpuAdmission admission = new GpuAdmission("device 0", 2, Duration.ofMillis(50));
+		GpuAdmission.Permit first = admission.enter();
+		GpuAdmission.Permit second = admission.enter();
+		assertThat(admission.active()).isEqualTo(2);
+		assertThatExceptionOfType(GpuAdmissionException.class).isThrownBy(admission::enter)
+			.withMessage("GPU work on device 0 not admitted: 2 pieces of work run at once (the limit) and 0 more "
+					+ "wait; none finished within 50 ms")
+			.satisfies((ex) -> assertThat(ex.retryAfter()).isEqualTo(Duration.ofMillis(50)));
+		assertThat(admission.rejections()).isEqualTo(1);
+		assertThat(admission.waits()).isEqualTo(1);
+		assertThat(admission.waitTime()).isGreaterThanOrEqualTo(Duration.ofMillis(50));
+		first.close();
+		first.close();
+		assertThat(admission.active()).as("a second close gives nothing back twice").isEqualTo(1);
+		admission.enter(Duration.ZERO).close();
+		second.close();
+		assertThat(admission.active()).isZero();
+		assertThat(admission.admitted()).isEqualTo(3);
+	}
+
+	@Test
+	void waitersAreAdmittedInTheOrderTheyCame() throws Exception {
+		GpuAdmission admission = new GpuAdmission("device 0", 1, Duration.ofSeconds(10));
+		GpuAdmission.Permit running = admission.enter();
+		List<Integer> order = new CopyOnWriteArrayList<>();
+		List<Future<?>> waiters = new ArrayList<>();
+		for (int i = 0; i < 4; i++) {
+			int id = i;
+			waiters.add(this.threads.submit(() -> {
+				try (GpuAdmission.Permit permit = admission.enter()) {
+					order.add(id);
+				}
+			}));
+			int waiting = i + 1;
+			await(() -> admission.waiting() == waiting);
+		}
+		running.close();
+		for (Future<?> waiter : waiters) {
+			waiter.get(10, TimeUnit.SECONDS);
+		}
+		assertThat(order).containsExactly(0, 1, 2, 3);
+		assertThat(admission.rejections()).isZero();
+	}
+
+	@Test
+	void manyThreadsNeverRunMoreThanTheLimitAndAllAreAccountedFor() throws Exception {
+		GpuAdmission admission = new GpuAdmission("device 0", 3, Duration.ofSeconds(30));
+		AtomicInteger running = new AtomicInteger();
+		AtomicInteger most = new AtomicInteger();
+		List<Future<?>> workers = new ArrayList<>();
+		for (int t = 0; t < 16; t++) {
+			workers.add(this.threads.submit(() -> {
+				for (int i = 0; i < 500; i++) {
+					try (GpuAdmission.Permit permit = admission.enter()) {
+						most.accumulateAndGet(running.incrementAndGet(), Math::max);
+						Thread.onSpinWait();
+						running.decrementAndGet();
+					}
+				}
+			}));
+		}
+		for (Future<?> worker : workers) {
+			worker.get(60, TimeUnit.SECONDS);
+		}
+		assertThat(most.get()).isBetween(1, 3);
+		assertThat(admission.active()).isZero();
+		assertThat(admission.waiting()).isZero();
+		assertThat(admission.admitted()).isEqualTo(16 * 500);
+		assertThat(admission.rejections()).isZero();
+	}
+
+	@Test
+	void withoutALimitEveryoneIsAdmittedAndCounted() {
+		GpuAdmission admission = GpuAdmission.unlimited("device 0");
+		List<GpuAdmission.Permit> permits = new ArrayList<>();
+		for (int i = 0; i < 1000; i++) {
+			permits.add(admission.enter());
+		}
+		assertThat(admission.active()).isEqualTo(1000);
+		permits.forEach(GpuAdmission.Permit::close);
+		assertThat(admission.active()).isZero();
+		assertThat(admission.waits()).isZero();
+	}
+
+	@Test
+	void badSettingsAreRefusedNamingTheValue() {
+		assertThatIllegalArgumentException().isThrownBy(() -> new GpuAdmission("d", -1, Duration.ZERO))
+			.withMessage("the most concurrent GPU work must be 0 (no limit) or more, not -1");
+		assertThatIllegalArgumentException().isThrownBy(() -> new GpuAdmission("d", 1, Duration.ofSeconds(-2)))
+			.withMessage("the wait for admission must be 0 or more, not PT-2S");
+	}
+
+	private static void await(BooleanSupplier condition) throws InterruptedException {
+		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (!condition.getAsBoolean()) {
+			assertThat(System.nanoTime() - end).as("waited 10 s for a condition").isNegative();
+			Thread.sleep(1);
+		}
+	}
+
+}
