@@ -54,4 +54,9 @@ public interface PoolMetric {
 		return statistics().allocationFailures();
 	}
 
+	/** Acquires that waited for memory to be returned, from {@link #statistics()}. */
+	default PoolStatistics.Waits memoryWaits() {
+		return statistics().memoryWaits();
+	}
+
 }

@@ -370,6 +370,11 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return this.ledger.allocationFailures();
 	}
 
+	@Override
+	public PoolStatistics.Waits memoryWaits() {
+		return this.waiters.statistics();
+	}
+
 	/**
 	 * Gives every cached buffer back to the allocator. Buffers still lent are reported and go back to
 	 * the allocator when they are closed. Further acquires, warms and trims throw; a second close does

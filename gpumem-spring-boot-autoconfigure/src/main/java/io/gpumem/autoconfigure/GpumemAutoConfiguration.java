@@ -15,6 +15,7 @@ import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.BackendSelection;
@@ -37,7 +38,7 @@ import io.gpumem.transfer.Transfers;
 
 /**
  * Auto-configuration of gpumem from {@code gpumem.*} properties: the backend, the device, pinned and
- * unified pools, transfers, the reduction-buffer cache and the pressure handler. Every bean backs off
+ * unified pools, transfers, the reduction-buffer cache, admission of GPU work and the pressure handler. Every bean backs off
  * when the application defines its own (pools by name: {@code gpumemDevicePool},
  * {@code gpumemPinnedPool}, {@code gpumemUnifiedPool}); {@code gpumem.enabled=false} turns it all off.
  * A {@link CudaDriver} bean, where the application defines one, is the driver CUDA is probed and opened
@@ -113,6 +114,14 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBean(name = "gpumemPinnedPool")
 	Transfers gpumemTransfers(@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool) {
 		return new Transfers(pinnedPool);
+	}
+
+	/** Admission of GPU work to the device ({@code gpumem.admission.*}): no limit unless one is set. */
+	@Bean
+	@ConditionalOnMissingBean
+	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties) {
+		GpumemProperties.Admission admission = properties.getAdmission();
+		return new GpuAdmission(backend.name() + " device " + backend.deviceId(), admission.getMaxConcurrent(), admission.getMaxWait());
 	}
 
 	@Bean

@@ -19,9 +19,9 @@ import io.gpumem.pool.PoolPreset;
 /**
  * Configuration of gpumem: the backend, the pools, the reduction cache, the pressure handler and leak
  * detection. Validates itself when bound, so that a mistake stops startup with a failure analysis that
- * names the property and the rule.
+ * names the property and the rule; a {@code gpumem.*} key it does not know (a typo) stops startup too.
  */
-@ConfigurationProperties("gpumem")
+@ConfigurationProperties(prefix = "gpumem", ignoreUnknownFields = false)
 public class GpumemProperties implements Validator {
 
 	/** Whether to create gpumem's beans at all. */
@@ -50,6 +50,8 @@ public class GpumemProperties implements Validator {
 	private final ReductionCache reductionCache = new ReductionCache();
 
 	private final Pressure pressure = new Pressure();
+
+	private final Admission admission = new Admission();
 
 	/**
 	 * How buffers that become unreachable without being closed are found: disabled, simple (every buffer
@@ -114,6 +116,10 @@ public class GpumemProperties implements Validator {
 		return this.pressure;
 	}
 
+	public Admission getAdmission() {
+		return this.admission;
+	}
+
 	public LeakDetection getLeakDetection() {
 		return this.leakDetection;
 	}
@@ -145,6 +151,7 @@ public class GpumemProperties implements Validator {
 			errors.rejectValue("reductionCache.maxBuffersPerKey", "gpumem.count", "must not be negative");
 		}
 		properties.pressure.validate(errors);
+		properties.admission.validate(errors);
 	}
 
 	private static void positive(Errors errors, String field, DataSize size) {
@@ -198,6 +205,12 @@ public class GpumemProperties implements Validator {
 		/** Cached buffers unused this long are released; never when not set. */
 		private Duration idleTrimAfter;
 
+		/**
+		 * How long an acquire that finds no memory, even after the out-of-memory retries, waits in line for
+		 * buffers to be returned before it fails; not at all when not set.
+		 */
+		private Duration maxWait;
+
 		/** Deprecated: pools keep no per-thread caches. */
 		@SuppressWarnings("removal")
 		private final ThreadCache threadCache = new ThreadCache();
@@ -242,6 +255,14 @@ public class GpumemProperties implements Validator {
 			this.idleTrimAfter = idleTrimAfter;
 		}
 
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
 		@SuppressWarnings("removal")
 		public ThreadCache getThreadCache() {
 			return this.threadCache;
@@ -264,6 +285,9 @@ public class GpumemProperties implements Validator {
 			}
 			if (this.idleTrimAfter != null && (this.idleTrimAfter.isNegative() || this.idleTrimAfter.isZero())) {
 				errors.rejectValue(path + ".idleTrimAfter", "gpumem.duration", "must be positive");
+			}
+			if (this.maxWait != null && this.maxWait.isNegative()) {
+				errors.rejectValue(path + ".maxWait", "gpumem.duration", "must not be negative");
 			}
 		}
 
@@ -469,6 +493,42 @@ public class GpumemProperties implements Validator {
 			}
 			if (this.oomRetries < 0) {
 				errors.rejectValue("pressure.oomRetries", "gpumem.count", "must not be negative");
+			}
+		}
+
+	}
+
+	/** Admission of GPU work: how much of it the device runs at once, and how long the rest waits. */
+	public static class Admission {
+
+		/** The most pieces of GPU work (requests holding a permit) running at once; 0 for no limit. */
+		private int maxConcurrent;
+
+		/** How long work waits for a permit, in order of arrival, before it is turned away. */
+		private Duration maxWait = Duration.ofSeconds(1);
+
+		public int getMaxConcurrent() {
+			return this.maxConcurrent;
+		}
+
+		public void setMaxConcurrent(int maxConcurrent) {
+			this.maxConcurrent = maxConcurrent;
+		}
+
+		public Duration getMaxWait() {
+			return this.maxWait;
+		}
+
+		public void setMaxWait(Duration maxWait) {
+			this.maxWait = maxWait;
+		}
+
+		void validate(Errors errors) {
+			if (this.maxConcurrent < 0) {
+				errors.rejectValue("admission.maxConcurrent", "gpumem.count", "must be 0 (no limit) or more");
+			}
+			if (this.maxWait == null || this.maxWait.isNegative()) {
+				errors.rejectValue("admission.maxWait", "gpumem.duration", "must not be negative");
 			}
 		}
 

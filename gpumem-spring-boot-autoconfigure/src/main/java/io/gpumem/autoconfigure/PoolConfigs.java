@@ -24,6 +24,9 @@ final class PoolConfigs {
 				.leakDetection(properties.getLeakDetection())
 				.oomRetries(properties.getPressure().getOomRetries())
 				.idleTrimAfter(pool.getIdleTrimAfter());
+			if (pool.getMaxWait() != null) {
+				builder.maxWait(pool.getMaxWait());
+			}
 			if (!pool.getSizeClasses().isEmpty()) {
 				builder.sizeClasses(pool.getSizeClasses().stream().mapToLong(DataSize::toBytes).toArray());
 			}

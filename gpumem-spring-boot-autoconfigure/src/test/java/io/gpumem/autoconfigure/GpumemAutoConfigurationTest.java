@@ -1,6 +1,7 @@
 package io.gpumem.autoconfigure;
 
 import java.io.InputStream;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -16,6 +17,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.MemoryBudget;
@@ -34,6 +36,7 @@ import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.transfer.Transfers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class GpumemAutoConfigurationTest {
 
@@ -250,7 +253,54 @@ class GpumemAutoConfigurationTest {
 	}
 
 	@Test
+	void admissionIsUnlimitedByDefaultAndAPoolFailsAtOnceWithoutAWait() {
+		this.runner.withPropertyValues("gpumem.device-pool.size-classes=32MB").run((context) -> {
+			GpuAdmission admission = context.getBean(GpuAdmission.class);
+			assertThat(admission.maxConcurrent()).isZero();
+			assertThat(admission.name()).isEqualTo("host device 0");
+			StratifiedMemoryPool device = context.getBean(StratifiedMemoryPool.class);
+			try (PooledBuffer held = device.acquire(32L << 20)) {
+				assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(32L << 20))
+					.withMessageNotContaining("waited");
+			}
+		});
+	}
+
+	@Test
+	void admissionAndTheWaitForMemoryComeFromProperties() {
+		this.runner
+			.withPropertyValues("gpumem.admission.max-concurrent=4", "gpumem.admission.max-wait=250ms",
+					"gpumem.device-pool.size-classes=32MB", "gpumem.device-pool.max-wait=100ms")
+			.run((context) -> {
+				GpuAdmission admission = context.getBean(GpuAdmission.class);
+				assertThat(admission.maxConcurrent()).isEqualTo(4);
+				assertThat(admission.maxWait()).isEqualTo(Duration.ofMillis(250));
+				StratifiedMemoryPool device = context.getBean(StratifiedMemoryPool.class);
+				try (PooledBuffer held = device.acquire(32L << 20)) {
+					assertThatExceptionOfType(GpuOutOfMemoryException.class)
+						.isThrownBy(() -> device.acquire(32L << 20))
+						.withMessageMatching("(?s).*waited \\d+ ms for memory to be returned.*");
+				}
+				assertThat(device.memoryWaits().timeouts()).isEqualTo(1);
+			});
+	}
+
+	@Test
+	void anUnknownGpumemPropertyStopsStartupNamingIt() {
+		this.runner.withPropertyValues("gpumem.device-pool.max-cahced=1MB").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("gpumem.device-pool.max-cahced");
+		});
+	}
+
+	@Test
 	void propertiesOutOfRuleStopStartupNamingThePropertyAndTheRule() {
+		this.runner.withPropertyValues("gpumem.admission.max-concurrent=-2", "gpumem.device-pool.max-wait=-1s")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("admission.maxConcurrent")
+				.hasMessageContaining("must be 0 (no limit) or more")
+				.hasMessageContaining("devicePool.maxWait"));
 		this.runner.withPropertyValues("gpumem.pressure.thresholds.elevated=0.8").run((context) -> {
 			assertThat(context).hasFailed();
 			assertThat(context.getStartupFailure()).rootCause()

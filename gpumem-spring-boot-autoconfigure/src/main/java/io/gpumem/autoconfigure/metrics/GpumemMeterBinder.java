@@ -1,14 +1,17 @@
 package io.gpumem.autoconfigure.metrics;
 
 import java.util.Locale;
+import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
 
 import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.MemoryInfo;
@@ -18,8 +21,9 @@ import io.gpumem.pressure.PressureHandler.Memory;
 
 /**
  * gpumem's meters: per pool, memory and buffers used and cached, requests by hit or miss, bytes
- * trimmed and allocation failures; the device's memory; the pressure level of device and pinned memory
- * (its ordinal, NORMAL = 0), the shrinks, and the out-of-memory chain's refusals, freed bytes and failures.
+ * trimmed, allocation failures and waits for memory; the device's memory; admission of GPU work (active,
+ * waiting, the limit, waits and rejections); the pressure level of device and pinned memory (its ordinal,
+ * NORMAL = 0), the shrinks, and the out-of-memory chain's refusals, freed bytes and failures.
  */
 public class GpumemMeterBinder implements MeterBinder {
 
@@ -29,11 +33,17 @@ public class GpumemMeterBinder implements MeterBinder {
 
 	private final PressureHandler pressure;
 
-	/** @param pressure the pressure handler, or {@code null} when there is none */
-	public GpumemMeterBinder(GpuBackend backend, GpumemPools pools, PressureHandler pressure) {
+	private final GpuAdmission admission;
+
+	/**
+	 * @param pressure the pressure handler, or {@code null} when there is none
+	 * @param admission the admission of GPU work, or {@code null} when there is none
+	 */
+	public GpumemMeterBinder(GpuBackend backend, GpumemPools pools, PressureHandler pressure, GpuAdmission admission) {
 		this.backend = backend;
 		this.pools = pools;
 		this.pressure = pressure;
+		this.admission = admission;
 	}
 
 	@Override
@@ -46,6 +56,33 @@ public class GpumemMeterBinder implements MeterBinder {
 		if (this.pressure != null) {
 			bindPressure(registry, this.pressure);
 		}
+		if (this.admission != null) {
+			bindAdmission(registry, device, this.admission);
+		}
+	}
+
+	private static void bindAdmission(MeterRegistry registry, String device, GpuAdmission admission) {
+		Gauge.builder("gpumem.admission.active", admission, GpuAdmission::active)
+			.tags("device", device)
+			.description("GPU work holding an admission permit")
+			.register(registry);
+		Gauge.builder("gpumem.admission.waiting", admission, GpuAdmission::waiting)
+			.tags("device", device)
+			.description("GPU work waiting for an admission permit")
+			.register(registry);
+		Gauge.builder("gpumem.admission.limit", admission, GpuAdmission::maxConcurrent)
+			.tags("device", device)
+			.description("The most GPU work admitted at once; 0 for no limit")
+			.register(registry);
+		FunctionTimer.builder("gpumem.admission.wait", admission, GpuAdmission::waits,
+				(a) -> a.waitTime().toNanos(), TimeUnit.NANOSECONDS)
+			.tags("device", device)
+			.description("Waits for an admission permit, admitted or not")
+			.register(registry);
+		FunctionCounter.builder("gpumem.admission.rejections", admission, GpuAdmission::rejections)
+			.tags("device", device)
+			.description("GPU work turned away after waiting for a permit")
+			.register(registry);
 	}
 
 	private static void bindPressure(MeterRegistry registry, PressureHandler pressure) {
@@ -97,6 +134,16 @@ public class GpumemMeterBinder implements MeterBinder {
 		FunctionCounter.builder("gpumem.allocation.failures", pool, MemoryPool::allocationFailures)
 			.tags("pool", name)
 			.description("Requests that failed for want of memory after the pool's retries")
+			.register(registry);
+		FunctionTimer.builder("gpumem.pool.memory.wait", pool, (p) -> p.memoryWaits().waits(),
+				(p) -> p.memoryWaits().waitNanos(), TimeUnit.NANOSECONDS)
+			.tags("pool", name)
+			.description("Acquires that waited for memory to be returned, served or not")
+			.register(registry);
+		FunctionCounter.builder("gpumem.pool.memory.wait.timeouts", pool,
+				(p) -> p.memoryWaits().timeouts())
+			.tags("pool", name)
+			.description("Waits for memory that ran out, each then failing as out of memory")
 			.register(registry);
 	}
 

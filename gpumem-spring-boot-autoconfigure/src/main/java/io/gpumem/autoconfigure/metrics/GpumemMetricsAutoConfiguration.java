@@ -9,6 +9,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.context.annotation.Bean;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.autoconfigure.GpumemAutoConfiguration;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
@@ -23,8 +24,8 @@ public final class GpumemMetricsAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	GpumemMeterBinder gpumemMeterBinder(GpuBackend backend, GpumemPools pools,
-			ObjectProvider<PressureHandler> pressure) {
-		return new GpumemMeterBinder(backend, pools, pressure.getIfAvailable());
+			ObjectProvider<PressureHandler> pressure, ObjectProvider<GpuAdmission> admission) {
+		return new GpumemMeterBinder(backend, pools, pressure.getIfAvailable(), admission.getIfAvailable());
 	}
 
 }

@@ -1,6 +1,8 @@
 package io.gpumem.autoconfigure.metrics;
 
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
@@ -9,6 +11,8 @@ import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.gpumem.admission.GpuAdmission;
+import io.gpumem.admission.GpuAdmissionException;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -30,13 +34,15 @@ class GpumemMeterBinderTest {
 
 	private final PressureHandler pressure = PressureHandler.builder(this.backend::memoryInfo).build();
 
+	private final GpuAdmission admission = new GpuAdmission("host device 0", 1, Duration.ofMillis(20));
+
 	@AfterEach
 	void close() {
 		this.pool.close();
 	}
 
 	private void bind(MeterRegistry registry) {
-		new GpumemMeterBinder(this.backend, new GpumemPools(List.of(this.pool)), this.pressure).bindTo(registry);
+		new GpumemMeterBinder(this.backend, new GpumemPools(List.of(this.pool)), this.pressure, this.admission).bindTo(registry);
 	}
 
 	@Test
@@ -71,6 +77,30 @@ class GpumemMeterBinderTest {
 	}
 
 	@Test
+	void admissionAndWaitsForMemoryAreMetered() {
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		bind(registry);
+		GpuAdmission.Permit permit = this.admission.enter();
+		assertThat(registry.get("gpumem.admission.active").tags("device", "0").gauge().value()).isEqualTo(1);
+		assertThat(registry.get("gpumem.admission.limit").gauge().value()).isEqualTo(1);
+		assertThatExceptionOfType(GpuAdmissionException.class).isThrownBy(this.admission::enter);
+		permit.close();
+		assertThat(registry.get("gpumem.admission.rejections").functionCounter().count()).isEqualTo(1);
+		assertThat(registry.get("gpumem.admission.wait").functionTimer().count()).isEqualTo(1);
+		assertThat(registry.get("gpumem.admission.wait").functionTimer().totalTime(TimeUnit.MILLISECONDS))
+			.isGreaterThanOrEqualTo(20);
+		assertThat(registry.get("gpumem.admission.active").gauge().value()).isZero();
+		PooledBuffer held = this.pool.acquire(16L << 20);
+		assertThatExceptionOfType(GpuOutOfMemoryException.class)
+			.isThrownBy(() -> this.pool.acquire(1L << 20, Duration.ofMillis(30)));
+		held.close();
+		assertThat(registry.get("gpumem.pool.memory.wait").tags("pool", "device").functionTimer().count())
+			.isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.memory.wait.timeouts").tags("pool", "device").functionCounter().count())
+			.isEqualTo(1);
+	}
+
+	@Test
 	void prometheusShowsByteMetersWithTheirUnit() {
 		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 		bind(registry);
@@ -82,7 +112,10 @@ class GpumemMeterBinderTest {
 			.contains("gpumem_pool_trimmed_bytes_total{pool=\"device\"}")
 			.contains("gpumem_pool_buffers{pool=\"device\",state=\"cached\"}")
 			.contains("gpumem_allocation_failures_total{pool=\"device\"}")
-			.contains("gpumem_pressure_level ");
+			.contains("gpumem_pressure_level ")
+			.contains("gpumem_admission_wait_seconds_count{device=\"0\"}")
+			.contains("gpumem_admission_rejections_total{device=\"0\"}")
+			.contains("gpumem_pool_memory_wait_seconds_sum{pool=\"device\"}");
 	}
 
 }
