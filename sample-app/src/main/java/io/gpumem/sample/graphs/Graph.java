@@ -1,5 +1,6 @@
 package io.gpumem.sample.graphs;
 
+import java.util.Arrays;
 import java.util.SplittableRandom;
 
 /**
@@ -33,20 +34,45 @@ public record Graph(int nodes, int[] rowStart, int[] sources, int[] outDegree) {
 		return new Graph(nodes, rowStart, sources, outDegree);
 	}
 
-	/** A graph where every node has {@code edgesPerNode} out-edges to other nodes drawn at random from {@code seed}. */
+	/**
+	 * A graph where every node has {@code edgesPerNode} out-edges to other nodes drawn at random from
+	 * {@code seed}. It is built in two passes over the same random sequence, counting then placing the
+	 * edges, so that it takes no heap beyond its own arrays.
+	 */
 	public static Graph generate(int nodes, int edgesPerNode, long seed) {
-		SplittableRandom random = new SplittableRandom(seed);
 		int edges = Math.multiplyExact(nodes, edgesPerNode);
-		int[] from = new int[edges];
-		int[] to = new int[edges];
-		for (int u = 0, e = 0; u < nodes; u++) {
-			for (int k = 0; k < edgesPerNode; k++, e++) {
-				from[e] = u;
-				int target = random.nextInt(nodes - 1);
-				to[e] = (target >= u) ? target + 1 : target;
+		int[] rowStart = new int[nodes + 1];
+		SplittableRandom random = new SplittableRandom(seed);
+		for (int u = 0; u < nodes; u++) {
+			for (int k = 0; k < edgesPerNode; k++) {
+				rowStart[target(random, u, nodes) + 1]++;
 			}
 		}
-		return of(nodes, from, to);
+		for (int v = 0; v < nodes; v++) {
+			rowStart[v + 1] += rowStart[v];
+		}
+		int[] fill = Arrays.copyOf(rowStart, nodes);
+		int[] sources = new int[edges];
+		random = new SplittableRandom(seed);
+		for (int u = 0; u < nodes; u++) {
+			for (int k = 0; k < edgesPerNode; k++) {
+				sources[fill[target(random, u, nodes)]++] = u;
+			}
+		}
+		int[] outDegree = new int[nodes];
+		Arrays.fill(outDegree, edgesPerNode);
+		return new Graph(nodes, rowStart, sources, outDegree);
+	}
+
+	/** Heap a graph of {@code nodes} and {@code edges} takes while built and ranked, with its ranks. */
+	public static long heapBytes(long nodes, long edges) {
+		return 5 * Integer.BYTES * nodes + Integer.BYTES * edges;
+	}
+
+	/** A node other than {@code u}, at random. */
+	private static int target(SplittableRandom random, int u, int nodes) {
+		int target = random.nextInt(nodes - 1);
+		return (target >= u) ? target + 1 : target;
 	}
 
 }

@@ -5,10 +5,13 @@ import java.util.List;
 
 import org.springframework.stereotype.Service;
 
-import io.gpumem.sample.ConditionalOnGpumem;
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
+import io.gpumem.sample.ConditionalOnGpumem;
+import io.gpumem.sample.limits.Deadline;
+import io.gpumem.sample.limits.HeapBudget;
 import io.gpumem.scope.MemoryScope;
 import io.gpumem.scope.ScopedBuffer;
 import io.gpumem.stream.GpuStream;
@@ -20,63 +23,74 @@ import io.gpumem.transfer.TransferPart;
  * buffer of the request lives in one scope, the dangling-rank sum of each iteration in a reduction
  * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly. All device
  * work is on the request's stream, which closes (waiting for it) before the buffers go back.
+ * <p>
+ * A request reserves the heap its graph takes before building it, runs under an admission permit, and
+ * checks its deadline between iterations, waiting for the device every {@value #SYNC_EVERY} iterations so
+ * that a stopped request has little work queued: its memory goes back within a few iterations.
  */
 @Service
 @ConditionalOnGpumem
 public class PageRankService {
 
+	private static final int SYNC_EVERY = 8;
+
 	private final Compute compute;
 
-	public PageRankService(Compute compute) {
+	private final HeapBudget heap;
+
+	public PageRankService(Compute compute, HeapBudget heap) {
 		this.compute = compute;
+		this.heap = heap;
 	}
 
 	/**
 	 * The ranks of the graph of the given edges.
 	 * @param edges {@code [source, target]} pairs of node ids from 0
 	 * @param nodes how many nodes, or {@code null} for one more than the largest id
-	 * @throws IllegalArgumentException for no edges, a malformed edge, an id out of range or too large a graph
+	 * @throws IllegalArgumentException for no edges, an id out of range or too large a graph
 	 */
-	public float[] rank(int[][] edges, Integer nodes, int iterations, float damping) {
-		if (edges == null || edges.length == 0) {
+	public float[] rank(Edges edges, Integer nodes, int iterations, float damping, Deadline deadline) {
+		if (edges == null || edges.count() == 0) {
 			throw new IllegalArgumentException("edges must be a non-empty array of [source, target] pairs");
 		}
-		this.compute.limits().checkSize("edges", edges.length);
-		int[] from = new int[edges.length];
-		int[] to = new int[edges.length];
+		this.compute.limits().checkSize("edges", edges.count());
+		int[] from = edges.sources();
+		int[] to = edges.targets();
 		int largest = -1;
-		for (int e = 0; e < edges.length; e++) {
-			int[] edge = edges[e];
-			if (edge == null || edge.length != 2) {
-				throw new IllegalArgumentException("edge " + e + " must be a [source, target] pair");
-			}
-			from[e] = edge[0];
-			to[e] = edge[1];
-			largest = Math.max(largest, Math.max(edge[0], edge[1]));
+		for (int e = 0; e < from.length; e++) {
+			largest = Math.max(largest, Math.max(from[e], to[e]));
 		}
 		long count = (nodes != null) ? nodes : largest + 1L;
 		checkNodes(count);
-		for (int e = 0; e < edges.length; e++) {
+		for (int e = 0; e < from.length; e++) {
 			if (from[e] < 0 || from[e] >= count || to[e] < 0 || to[e] >= count) {
 				throw new IllegalArgumentException("edge " + e + " [" + from[e] + ", " + to[e]
 						+ "] names a node out of range: ids go from 0 to " + (count - 1));
 			}
 		}
-		return rank(Graph.of((int) count, from, to), iterations, damping);
+		checkIterations(iterations, damping);
+		try (HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(count, from.length))) {
+			return rank(Graph.of((int) count, from, to), iterations, damping, deadline);
+		}
 	}
 
 	/** The ranks of a generated graph: {@code edgesPerNode} random out-edges per node, from {@code seed}. */
-	public float[] rankGenerated(int nodes, int edgesPerNode, long seed, int iterations, float damping) {
+	public float[] rankGenerated(int nodes, int edgesPerNode, long seed, int iterations, float damping,
+			Deadline deadline) {
 		checkNodes(nodes);
 		if (nodes < 2 || edgesPerNode < 0) {
 			throw new IllegalArgumentException("a generated graph needs at least 2 nodes and edgesPerNode >= 0, not "
 					+ nodes + " nodes and edgesPerNode " + edgesPerNode);
 		}
-		this.compute.limits().checkSize("edges", (long) nodes * edgesPerNode);
-		return rank(Graph.generate(nodes, edgesPerNode, seed), iterations, damping);
+		long edges = (long) nodes * edgesPerNode;
+		this.compute.limits().checkSize("edges", edges);
+		checkIterations(iterations, damping);
+		try (HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(nodes, edges))) {
+			return rank(Graph.generate(nodes, edgesPerNode, seed), iterations, damping, deadline);
+		}
 	}
 
-	private float[] rank(Graph graph, int iterations, float damping) {
+	private void checkIterations(int iterations, float damping) {
 		if (iterations < 1 || iterations > this.compute.limits().maxIterations()) {
 			throw new IllegalArgumentException("iterations must be between 1 and " + this.compute.limits().maxIterations()
 					+ " (sample.max-iterations), not " + iterations);
@@ -84,10 +98,15 @@ public class PageRankService {
 		if (!(damping > 0 && damping < 1)) {
 			throw new IllegalArgumentException("damping must lie strictly between 0 and 1, not " + damping);
 		}
+	}
+
+	private float[] rank(Graph graph, int iterations, float damping, Deadline deadline) {
+		deadline.check();
 		int n = graph.nodes();
 		float[] ranks = new float[n];
 		Arrays.fill(ranks, 1f / n);
-		try (MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
+		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
+				MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
 				GpuStream stream = this.compute.backend().createStream();
 				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM, stream)) {
 			ScopedBuffer rank = scope.allocate(float.class, n);
@@ -100,6 +119,10 @@ public class PageRankService {
 					List.of(TransferPart.of(ranks, rank), TransferPart.of(graph.outDegree(), outDegree),
 							TransferPart.of(graph.rowStart(), rowStart), TransferPart.of(graph.sources(), sources)))) {
 				for (int i = 0; i < iterations; i++) {
+					if (i % SYNC_EVERY == SYNC_EVERY - 1) {
+						stream.synchronize();
+					}
+					deadline.check();
 					stream.fill(dangling, 0, Float.BYTES, (byte) 0);
 					this.compute.kernels().pageRankDangling(stream, rank, outDegree, n, dangling);
 					this.compute.kernels().pageRankContribution(stream, rank, outDegree, contribution, n);

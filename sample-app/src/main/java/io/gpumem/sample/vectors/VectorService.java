@@ -5,10 +5,12 @@ import java.util.Locale;
 
 import org.springframework.stereotype.Service;
 
-import io.gpumem.sample.ConditionalOnGpumem;
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
+import io.gpumem.sample.ConditionalOnGpumem;
+import io.gpumem.sample.limits.Deadline;
 import io.gpumem.scope.MemoryScope;
 import io.gpumem.scope.ScopedBuffer;
 import io.gpumem.stream.GpuStream;
@@ -18,7 +20,9 @@ import io.gpumem.transfer.TransferPart;
 /**
  * Vector operations on the device: inputs staged in through the pinned pool in one transfer, kernels on
  * device-pool buffers, results staged out, reductions through the reduction-buffer cache. All device work
- * of a request is on its stream, which closes (waiting for that work) before its buffers go back.
+ * of a request is on its stream, which closes (waiting for that work) before its buffers go back. Each
+ * runs under an admission permit, taken within the request's deadline. Inputs must be finite, and a
+ * result that overflows float32 is refused rather than answered as a string.
  */
 @Service
 @ConditionalOnGpumem
@@ -31,42 +35,52 @@ public class VectorService {
 	}
 
 	/** {@code a + b}, element-wise. */
-	public float[] add(float[] a, float[] b) {
+	public float[] add(float[] a, float[] b, Deadline deadline) {
 		int n = checkPair("a", a, "b", b);
-		return elementWise("add", a, b,
-				(stream, x, y, out) -> this.compute.kernels().add(stream, x, y, out, n));
+		return finite("a + b", elementWise("add", a, b, deadline,
+				(stream, x, y, out) -> this.compute.kernels().add(stream, x, y, out, n)));
 	}
 
 	/** {@code alpha · x + y}, element-wise, with one rounding. */
-	public float[] saxpy(float alpha, float[] x, float[] y) {
+	public float[] saxpy(float alpha, float[] x, float[] y, Deadline deadline) {
+		if (!Float.isFinite(alpha)) {
+			throw new IllegalArgumentException("alpha must be a finite number, not " + alpha);
+		}
 		int n = checkPair("x", x, "y", y);
-		return elementWise("saxpy", x, y,
-				(stream, xs, ys, out) -> this.compute.kernels().saxpy(stream, alpha, xs, ys, out, n));
+		return finite("alpha * x + y", elementWise("saxpy", x, y, deadline,
+				(stream, xs, ys, out) -> this.compute.kernels().saxpy(stream, alpha, xs, ys, out, n)));
 	}
 
 	/**
 	 * The SUM, MIN or MAX of the values.
 	 * @throws IllegalArgumentException for another op, or no values
 	 */
-	public float reduce(String op, float[] values) {
+	public float reduce(String op, float[] values, Deadline deadline) {
 		ReductionOp reduction = parseOp(op);
 		int n = checkVector("values", values);
-		try (MemoryScope scope = MemoryScope.open("reduce", this.compute.devicePool());
+		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
+				MemoryScope scope = MemoryScope.open("reduce", this.compute.devicePool());
 				GpuStream stream = this.compute.backend().createStream();
 				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction, stream)) {
 			ScopedBuffer input = scope.allocate(float.class, n);
 			try (Transfer upload = this.compute.transfers()
 				.uploadAsync(stream, List.of(TransferPart.of(values, input)))) {
 				this.compute.kernels().reduce(stream, reduction, input, n, result);
-				return result.readResult(0, stream).floatValue();
+				float value = result.readResult(0, stream).floatValue();
+				if (!Float.isFinite(value)) {
+					throw new ArithmeticException(reduction + " of the values overflows float32: the result would be "
+							+ value);
+				}
+				return value;
 			}
 		}
 	}
 
-	private float[] elementWise(String name, float[] left, float[] right, ElementWise kernel) {
+	private float[] elementWise(String name, float[] left, float[] right, Deadline deadline, ElementWise kernel) {
 		int n = left.length;
 		float[] result = new float[n];
-		try (MemoryScope scope = MemoryScope.open(name, this.compute.devicePool());
+		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
+				MemoryScope scope = MemoryScope.open(name, this.compute.devicePool());
 				GpuStream stream = this.compute.backend().createStream()) {
 			ScopedBuffer a = scope.allocate(float.class, n);
 			ScopedBuffer b = scope.allocate(float.class, n);
@@ -95,7 +109,26 @@ public class VectorService {
 			throw new IllegalArgumentException(name + " must be a non-empty array of numbers");
 		}
 		this.compute.limits().checkSize(name, values.length);
+		for (int i = 0; i < values.length; i++) {
+			if (!Float.isFinite(values[i])) {
+				throw new IllegalArgumentException(name + "[" + i + "] is " + values[i] + ": numbers must be finite");
+			}
+		}
 		return values.length;
+	}
+
+	/**
+	 * Returns {@code result} if every element is finite.
+	 * @throws ArithmeticException naming {@code what} and the first element that overflowed float32
+	 */
+	private static float[] finite(String what, float[] result) {
+		for (int i = 0; i < result.length; i++) {
+			if (!Float.isFinite(result[i])) {
+				throw new ArithmeticException(what + " overflows float32" + ((result.length > 1) ? " at element " + i : "")
+						+ ": the result would be " + result[i]);
+			}
+		}
+		return result;
 	}
 
 	private static ReductionOp parseOp(String op) {

@@ -1,36 +1,97 @@
 package io.gpumem.sample.web;
 
+import java.time.Duration;
 import java.util.Map;
 
+import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
-import org.springframework.web.bind.annotation.ResponseStatus;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
+import io.gpumem.admission.GpuAdmissionException;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.sample.limits.DeadlineExceededException;
+import io.gpumem.sample.limits.OverloadedException;
+import io.gpumem.sample.limits.PayloadTooLargeException;
 
-/** Bad requests answer 400 naming the problem; running out of GPU memory answers 503 with the diagnostic. */
+/**
+ * Every failure a request can meet answers with its status and an {@code error} that names the problem:
+ * 400 for bad input, 413 for a request larger than the service takes, 422 for a result float32 cannot
+ * hold, and 503 when the service cannot
+ * serve it now (heap, workers, GPU admission or memory), with {@code Retry-After} where waiting helps.
+ */
 @RestControllerAdvice(basePackageClasses = ApiExceptionHandler.class)
 class ApiExceptionHandler {
 
+	/** How long a client should wait after running into a full device. */
+	private static final Duration OUT_OF_MEMORY_RETRY = Duration.ofSeconds(1);
+
 	@ExceptionHandler(IllegalArgumentException.class)
-	@ResponseStatus(HttpStatus.BAD_REQUEST)
-	Map<String, String> badRequest(IllegalArgumentException ex) {
-		return Map.of("error", ex.getMessage());
+	ResponseEntity<Map<String, String>> badRequest(IllegalArgumentException ex) {
+		return error(HttpStatus.BAD_REQUEST, ex.getMessage());
+	}
+
+	@ExceptionHandler(ArithmeticException.class)
+	ResponseEntity<Map<String, String>> overflow(ArithmeticException ex) {
+		return error(HttpStatus.UNPROCESSABLE_CONTENT, ex.getMessage());
 	}
 
 	@ExceptionHandler(HttpMessageNotReadableException.class)
-	@ResponseStatus(HttpStatus.BAD_REQUEST)
-	Map<String, String> unreadable(HttpMessageNotReadableException ex) {
-		return Map.of("error", "the request body is not valid JSON of the expected shape: "
-				+ ex.getMostSpecificCause().getMessage());
+	ResponseEntity<Map<String, String>> unreadable(HttpMessageNotReadableException ex) {
+		Throwable cause = ex.getMostSpecificCause();
+		if (cause instanceof PayloadTooLargeException tooLarge) {
+			return tooLarge(tooLarge);
+		}
+		if (cause instanceof OverloadedException overloaded) {
+			return overloaded(overloaded);
+		}
+		if (cause == ex) {
+			return error(HttpStatus.BAD_REQUEST, "the request needs a JSON body");
+		}
+		return error(HttpStatus.BAD_REQUEST,
+				"the request body is not valid JSON of the expected shape: " + cause.getMessage());
+	}
+
+	@ExceptionHandler(PayloadTooLargeException.class)
+	ResponseEntity<Map<String, String>> tooLarge(PayloadTooLargeException ex) {
+		return error(HttpStatus.PAYLOAD_TOO_LARGE, ex.getMessage());
+	}
+
+	@ExceptionHandler(OverloadedException.class)
+	ResponseEntity<Map<String, String>> overloaded(OverloadedException ex) {
+		return unavailable(ex.getMessage(), ex.retryAfter());
+	}
+
+	@ExceptionHandler(GpuAdmissionException.class)
+	ResponseEntity<Map<String, String>> notAdmitted(GpuAdmissionException ex) {
+		return unavailable(ex.getMessage(), ex.retryAfter());
 	}
 
 	@ExceptionHandler(GpuOutOfMemoryException.class)
-	@ResponseStatus(HttpStatus.SERVICE_UNAVAILABLE)
-	Map<String, String> outOfMemory(GpuOutOfMemoryException ex) {
-		return Map.of("error", ex.getMessage());
+	ResponseEntity<Map<String, String>> outOfMemory(GpuOutOfMemoryException ex) {
+		return unavailable(ex.getMessage(), OUT_OF_MEMORY_RETRY);
+	}
+
+	@ExceptionHandler(DeadlineExceededException.class)
+	ResponseEntity<Map<String, String>> deadlineExceeded(DeadlineExceededException ex) {
+		return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
+	}
+
+	/** A {@code Retry-After} value: whole seconds, at least one. */
+	static String retryAfterSeconds(Duration retryAfter) {
+		return Long.toString(Math.max(1, (retryAfter.toMillis() + 999) / 1000));
+	}
+
+	private static ResponseEntity<Map<String, String>> unavailable(String message, Duration retryAfter) {
+		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
+			.header(HttpHeaders.RETRY_AFTER, retryAfterSeconds(retryAfter))
+			.body(Map.of("error", message));
+	}
+
+	private static ResponseEntity<Map<String, String>> error(HttpStatus status, String message) {
+		return ResponseEntity.status(status).body(Map.of("error", message));
 	}
 
 }

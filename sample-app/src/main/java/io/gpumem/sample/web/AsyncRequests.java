@@ -1,0 +1,86 @@
+package io.gpumem.sample.web;
+
+import java.time.Duration;
+import java.util.function.Function;
+
+import jakarta.servlet.http.HttpServletRequest;
+
+import org.springframework.beans.factory.annotation.Qualifier;
+import org.springframework.core.task.AsyncTaskExecutor;
+import org.springframework.core.task.TaskRejectedException;
+import org.springframework.stereotype.Component;
+import org.springframework.web.context.request.RequestContextHolder;
+import org.springframework.web.context.request.ServletRequestAttributes;
+import org.springframework.web.context.request.async.DeferredResult;
+
+import io.gpumem.sample.ConditionalOnGpumem;
+import io.gpumem.sample.SampleProperties;
+import io.gpumem.sample.limits.Deadline;
+import io.gpumem.sample.limits.HeapBudget;
+import io.gpumem.sample.limits.OverloadedException;
+
+/**
+ * Runs a request's work on the application's task executor under a {@link Deadline}, so that the
+ * container notices its client going away: then, or at {@code sample.request-timeout}, the deadline is
+ * cancelled, the work stops at its next check and its memory goes back. The request's heap reservation
+ * is given back when the work is over, not when the answer is sent.
+ */
+@Component
+@ConditionalOnGpumem
+class AsyncRequests {
+
+	private final AsyncTaskExecutor executor;
+
+	private final Duration timeout;
+
+	AsyncRequests(@Qualifier("applicationTaskExecutor") AsyncTaskExecutor executor, SampleProperties properties) {
+		this.executor = executor;
+		this.timeout = properties.requestTimeout();
+	}
+
+	/** Starts {@code work} for the current request; its result, or what it threw, is the answer. */
+	<T> DeferredResult<T> run(Function<Deadline, T> work) {
+		Deadline deadline = Deadline.after(this.timeout);
+		HeapBudget.Reservation reservation = claimReservation();
+		DeferredResult<T> result = new DeferredResult<>(this.timeout.toMillis());
+		result.onTimeout(() -> {
+			deadline.cancel("the request ran past its deadline of " + this.timeout.toMillis()
+					+ " ms (sample.request-timeout)");
+			result.setErrorResult(deadline.exceeded());
+		});
+		result.onError((ex) -> deadline.cancel("the client went away"));
+		try {
+			this.executor.execute(() -> {
+				try {
+					deadline.check();
+					result.setResult(work.apply(deadline));
+				}
+				catch (RuntimeException | Error ex) {
+					result.setErrorResult(ex);
+				}
+				finally {
+					if (reservation != null) {
+						reservation.close();
+					}
+				}
+			});
+		}
+		catch (TaskRejectedException ex) {
+			if (reservation != null) {
+				reservation.close();
+			}
+			throw new OverloadedException("the service is busy: every worker is taken and the queue is full "
+					+ "(spring.task.execution.pool)", Duration.ofSeconds(1));
+		}
+		return result;
+	}
+
+	private static HeapBudget.Reservation claimReservation() {
+		HttpServletRequest request = ((ServletRequestAttributes) RequestContextHolder.currentRequestAttributes())
+			.getRequest();
+		Object reservation = request.getAttribute(RequestBodyLimitFilter.RESERVATION);
+		request.removeAttribute(RequestBodyLimitFilter.RESERVATION);
+		return (HeapBudget.Reservation) reservation;
+	}
+
+}
