@@ -3,8 +3,11 @@ package io.gpumem.sample.web;
 import java.time.Duration;
 import java.util.Map;
 
+import tools.jackson.databind.json.JsonMapper;
+
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
+import org.springframework.http.MediaType;
 import org.springframework.http.ResponseEntity;
 import org.springframework.http.converter.HttpMessageNotReadableException;
 import org.springframework.web.bind.annotation.ExceptionHandler;
@@ -28,18 +31,24 @@ class ApiExceptionHandler {
 	/** How long a client should wait after running into a full device. */
 	private static final Duration OUT_OF_MEMORY_RETRY = Duration.ofSeconds(1);
 
+	private final JsonMapper json;
+
+	ApiExceptionHandler(JsonMapper json) {
+		this.json = json;
+	}
+
 	@ExceptionHandler(IllegalArgumentException.class)
-	ResponseEntity<Map<String, String>> badRequest(IllegalArgumentException ex) {
+	ResponseEntity<byte[]> badRequest(IllegalArgumentException ex) {
 		return error(HttpStatus.BAD_REQUEST, ex.getMessage());
 	}
 
 	@ExceptionHandler(ArithmeticException.class)
-	ResponseEntity<Map<String, String>> overflow(ArithmeticException ex) {
+	ResponseEntity<byte[]> overflow(ArithmeticException ex) {
 		return error(HttpStatus.UNPROCESSABLE_CONTENT, ex.getMessage());
 	}
 
 	@ExceptionHandler(HttpMessageNotReadableException.class)
-	ResponseEntity<Map<String, String>> unreadable(HttpMessageNotReadableException ex) {
+	ResponseEntity<byte[]> unreadable(HttpMessageNotReadableException ex) {
 		Throwable cause = ex.getMostSpecificCause();
 		if (cause instanceof PayloadTooLargeException tooLarge) {
 			return tooLarge(tooLarge);
@@ -55,27 +64,27 @@ class ApiExceptionHandler {
 	}
 
 	@ExceptionHandler(PayloadTooLargeException.class)
-	ResponseEntity<Map<String, String>> tooLarge(PayloadTooLargeException ex) {
+	ResponseEntity<byte[]> tooLarge(PayloadTooLargeException ex) {
 		return error(HttpStatus.PAYLOAD_TOO_LARGE, ex.getMessage());
 	}
 
 	@ExceptionHandler(OverloadedException.class)
-	ResponseEntity<Map<String, String>> overloaded(OverloadedException ex) {
+	ResponseEntity<byte[]> overloaded(OverloadedException ex) {
 		return unavailable(ex.getMessage(), ex.retryAfter());
 	}
 
 	@ExceptionHandler(GpuAdmissionException.class)
-	ResponseEntity<Map<String, String>> notAdmitted(GpuAdmissionException ex) {
+	ResponseEntity<byte[]> notAdmitted(GpuAdmissionException ex) {
 		return unavailable(ex.getMessage(), ex.retryAfter());
 	}
 
 	@ExceptionHandler(GpuOutOfMemoryException.class)
-	ResponseEntity<Map<String, String>> outOfMemory(GpuOutOfMemoryException ex) {
+	ResponseEntity<byte[]> outOfMemory(GpuOutOfMemoryException ex) {
 		return unavailable(ex.getMessage(), OUT_OF_MEMORY_RETRY);
 	}
 
 	@ExceptionHandler(DeadlineExceededException.class)
-	ResponseEntity<Map<String, String>> deadlineExceeded(DeadlineExceededException ex) {
+	ResponseEntity<byte[]> deadlineExceeded(DeadlineExceededException ex) {
 		return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
 	}
 
@@ -84,14 +93,21 @@ class ApiExceptionHandler {
 		return Long.toString(Math.max(1, (retryAfter.toMillis() + 999) / 1000));
 	}
 
-	private static ResponseEntity<Map<String, String>> unavailable(String message, Duration retryAfter) {
-		return ResponseEntity.status(HttpStatus.SERVICE_UNAVAILABLE)
-			.header(HttpHeaders.RETRY_AFTER, retryAfterSeconds(retryAfter))
-			.body(Map.of("error", message));
+	private ResponseEntity<byte[]> unavailable(String message, Duration retryAfter) {
+		return error(HttpStatus.SERVICE_UNAVAILABLE, message, retryAfterSeconds(retryAfter));
 	}
 
-	private static ResponseEntity<Map<String, String>> error(HttpStatus status, String message) {
-		return ResponseEntity.status(status).body(Map.of("error", message));
+	private ResponseEntity<byte[]> error(HttpStatus status, String message) {
+		return error(status, message, null);
+	}
+
+	/** The answer with its length declared, so that it arrives whole even if the connection closes after it. */
+	private ResponseEntity<byte[]> error(HttpStatus status, String message, String retryAfter) {
+		ResponseEntity.BodyBuilder answer = ResponseEntity.status(status).contentType(MediaType.APPLICATION_JSON);
+		if (retryAfter != null) {
+			answer.header(HttpHeaders.RETRY_AFTER, retryAfter);
+		}
+		return answer.body(this.json.writeValueAsBytes(Map.of("error", message)));
 	}
 
 }

@@ -67,7 +67,7 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 		HeapBudget.Reservation reservation;
 		try {
 			if (length > this.maxBodySize) {
-				throw tooLarge(length + " bytes");
+				throw tooLarge("of " + length + " bytes ");
 			}
 			reservation = this.budget.reserve(Math.max(0, length) * HeapBudget.BYTES_PER_BODY_BYTE);
 		}
@@ -81,10 +81,14 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 			return;
 		}
 		request.setAttribute(RESERVATION, reservation);
+		BoundedRequest bounded = new BoundedRequest(request, reservation);
 		try {
-			chain.doFilter(new BoundedRequest(request, reservation), response);
+			chain.doFilter(bounded, response);
 		}
 		finally {
+			if (bounded.body != null && bounded.body.cutOff) {
+				response.flushBuffer();
+			}
 			if (!request.isAsyncStarted()) {
 				reservation.close();
 			}
@@ -95,14 +99,21 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 	}
 
 	private PayloadTooLargeException tooLarge(String size) {
-		return new PayloadTooLargeException("the request body of " + size + " is larger than the limit of "
+		return new PayloadTooLargeException("the request body " + size + "is larger than the limit of "
 				+ this.maxBodySize + " bytes (sample.max-body-size)");
 	}
 
+	/**
+	 * Answers with the error at once, its length declared and flushed, so that the client has the whole
+	 * answer even when the container closes the connection on the body it sends on.
+	 */
 	private void reject(HttpServletResponse response, HttpStatus status, String message) throws IOException {
+		byte[] body = this.json.writeValueAsBytes(Map.of("error", message));
 		response.setStatus(status.value());
 		response.setContentType(MediaType.APPLICATION_JSON_VALUE);
-		this.json.writeValue(response.getOutputStream(), Map.of("error", message));
+		response.setContentLength(body.length);
+		response.getOutputStream().write(body);
+		response.flushBuffer();
 	}
 
 	/** The request with its body counted as it is read. */
@@ -110,7 +121,7 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 
 		private final HeapBudget.Reservation reservation;
 
-		private ServletInputStream body;
+		private BoundedInputStream body;
 
 		BoundedRequest(HttpServletRequest request, HeapBudget.Reservation reservation) {
 			super(request);
@@ -127,7 +138,10 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 
 	}
 
-	/** Counts the bytes read, stops past the limit, and reserves heap ahead of them. */
+	/**
+	 * Counts the bytes read, stops past the limit, and reserves heap ahead of them. Once it has stopped a
+	 * body, the answer is flushed before the container swallows or drops the rest of it.
+	 */
 	private final class BoundedInputStream extends ServletInputStream {
 
 		private final ServletInputStream in;
@@ -135,6 +149,8 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 		private final HeapBudget.Reservation reservation;
 
 		private long read;
+
+		private boolean cutOff;
 
 		BoundedInputStream(ServletInputStream in, HeapBudget.Reservation reservation) {
 			this.in = in;
@@ -162,11 +178,14 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 		private void counted(int n) {
 			this.read += n;
 			if (this.read > RequestBodyLimitFilter.this.maxBodySize) {
-				throw tooLarge("more than " + RequestBodyLimitFilter.this.maxBodySize + " bytes");
+				this.cutOff = true;
+				throw tooLarge("");
 			}
 			long needed = this.read * HeapBudget.BYTES_PER_BODY_BYTE - this.reservation.bytes();
 			if (needed > 0) {
+				this.cutOff = true;
 				this.reservation.grow(Math.max(needed, CHUNK * HeapBudget.BYTES_PER_BODY_BYTE));
+				this.cutOff = false;
 			}
 		}
 
