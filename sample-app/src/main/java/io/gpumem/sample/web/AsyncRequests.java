@@ -20,10 +20,13 @@ import io.gpumem.sample.limits.HeapBudget;
 import io.gpumem.sample.limits.OverloadedException;
 
 /**
- * Runs a request's work on the application's task executor under a {@link Deadline}, so that the
- * container notices its client going away: then, or at {@code sample.request-timeout}, the deadline is
+ * Runs a request's work on the application's task executor under a {@link Deadline}: at
+ * {@code sample.request-timeout}, or when the container reports an error on the request, the deadline is
  * cancelled, the work stops at its next check and its memory goes back. The request's heap reservation
  * is given back when the work is over, not when the answer is sent.
+ * <p>
+ * Tomcat learns that a client has gone only when it writes to it, which a request computing its answer
+ * does not do; the deadline is what bounds work a client has abandoned.
  */
 @Component
 @ConditionalOnGpumem
