@@ -22,6 +22,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.sample.limits.HeapBudget;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -33,7 +34,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "sample.max-body-size=2MB", "sample.heap-budget=16MB",
-				"sample.queue-timeout=200ms" })
+				"sample.queue-timeout=200ms", "management.endpoint.gpumem.access=unrestricted" })
 class HostileRequestsHttpTest {
 
 	private static final long LIMIT = 2L * 1024 * 1024;
@@ -43,6 +44,9 @@ class HostileRequestsHttpTest {
 
 	@Autowired
 	private HeapBudget heap;
+
+	@Autowired
+	private StratifiedMemoryPool devicePool;
 
 	private final HttpClient http = HttpClient.newHttpClient();
 
@@ -151,6 +155,14 @@ class HostileRequestsHttpTest {
 				HttpRequest.BodyPublishers.ofString("{\"a\":[1,3e38],\"b\":[1,3e38]}"));
 		assertThat(add.statusCode()).isEqualTo(422);
 		assertThat(add.body()).contains("a + b overflows float32 at element 1");
+	}
+
+	@Test
+	void aTrimWithAMisspeltKeyAnswers400SayingWhatIsMissingAndTrimsNothing() throws Exception {
+		HttpResponse<String> response = send("/actuator/gpumem", HttpRequest.BodyPublishers.ofString("{\"keep\":5}"));
+		assertThat(response.statusCode()).isEqualTo(400);
+		assertThat(response.body()).contains("keepBytes");
+		assertThat(this.devicePool.statistics().trimmedBytes()).isZero();
 	}
 
 	private void badRequest(String path, String body, String message) throws Exception {

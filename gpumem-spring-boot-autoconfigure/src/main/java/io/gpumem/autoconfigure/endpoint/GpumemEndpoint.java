@@ -64,18 +64,21 @@ public class GpumemEndpoint {
 		return (found != null) ? PoolDetail.of(found.statistics()) : null;
 	}
 
-	/** Trims every pool down to {@code keepBytes} cached bytes (0 when absent). */
+	/**
+	 * Trims every pool down to {@code keepBytes} cached bytes. The figure is required: a body without it
+	 * (empty, or with a misspelt key) answers 400 rather than trimming everything.
+	 */
 	@WriteOperation
-	public TrimResult trim(@Nullable Long keepBytes) {
+	public TrimResult trim(long keepBytes) {
 		long keep = keepBytes(keepBytes);
 		Map<String, PoolTrim> trimmed = new LinkedHashMap<>();
 		this.pools.asMap().forEach((name, pool) -> trimmed.put(name, trim(pool, keep)));
 		return TrimResult.of(trimmed);
 	}
 
-	/** Trims one pool down to {@code keepBytes} cached bytes (0 when absent); {@code null} (404) for an unknown pool. */
+	/** Trims one pool down to {@code keepBytes} cached bytes; {@code null} (404) for an unknown pool. */
 	@WriteOperation
-	public @Nullable TrimResult trimPool(@Selector String pool, @Nullable Long keepBytes) {
+	public @Nullable TrimResult trimPool(@Selector String pool, long keepBytes) {
 		long keep = keepBytes(keepBytes);
 		MemoryPool found = this.pools.get(pool);
 		return (found != null) ? TrimResult.of(Map.of(pool, trim(found, keep))) : null;
@@ -86,10 +89,7 @@ public class GpumemEndpoint {
 		return new PoolTrim(released, pool.cachedBytes());
 	}
 
-	private static long keepBytes(@Nullable Long keepBytes) {
-		if (keepBytes == null) {
-			return 0;
-		}
+	private static long keepBytes(long keepBytes) {
 		if (keepBytes < 0) {
 			throw new InvalidEndpointRequestException("keepBytes must not be negative: " + keepBytes,
 					"keepBytes must not be negative");

@@ -30,7 +30,7 @@ public class GpumemEndpointWebExtension {
 	}
 
 	@WriteOperation
-	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, @Nullable Long keepBytes) {
+	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, long keepBytes) {
 		return found(this.delegate.trimPool(pool, keepBytes));
 	}
 

@@ -9,6 +9,8 @@ import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.http.MediaType;
 import org.springframework.test.web.servlet.client.RestTestClient;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import io.gpumem.pool.StratifiedMemoryPool;
 
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -81,15 +83,17 @@ class GpumemEndpointHttpTest {
 		this.client.post()
 			.uri("/actuator/gpumem/nope")
 			.contentType(MediaType.APPLICATION_JSON)
-			.body("{}")
+			.body("{\"keepBytes\": 0}")
 			.exchange()
 			.expectStatus()
 			.isNotFound();
 	}
 
 	@Test
-	void aNegativeOrMalformedKeepBytesIsABadRequest() {
-		for (String body : new String[] { "{\"keepBytes\": -1}", "{\"keepBytes\": \"abc\"}" }) {
+	void aNegativeMalformedOrMissingKeepBytesIsABadRequestAndTrimsNothing() {
+		this.devicePool.warm(64 * 1024, 2);
+		long cached = this.devicePool.cachedBytes();
+		for (String body : new String[] { "{\"keepBytes\": -1}", "{\"keepBytes\": \"abc\"}", "{\"keep\": 5}", "{}" }) {
 			for (String uri : new String[] { "/actuator/gpumem", "/actuator/gpumem/device" }) {
 				this.client.post()
 					.uri(uri)
@@ -100,6 +104,7 @@ class GpumemEndpointHttpTest {
 					.isBadRequest();
 			}
 		}
+		assertThat(this.devicePool.cachedBytes()).isEqualTo(cached);
 	}
 
 	@Test
@@ -120,11 +125,12 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
-	void aTrimWithoutABodyTrimsEveryPoolToNothing() {
+	void aTrimToZeroTrimsEveryPoolToNothing() {
 		this.devicePool.warm(64 * 1024, 2);
 		this.client.post()
 			.uri("/actuator/gpumem")
 			.contentType(MediaType.APPLICATION_JSON)
+			.body("{\"keepBytes\": 0}")
 			.exchange()
 			.expectStatus()
 			.isOk()

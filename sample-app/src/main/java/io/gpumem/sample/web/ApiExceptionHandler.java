@@ -5,6 +5,8 @@ import java.util.Map;
 
 import tools.jackson.databind.json.JsonMapper;
 
+import org.springframework.core.Ordered;
+import org.springframework.core.annotation.Order;
 import org.springframework.http.HttpHeaders;
 import org.springframework.http.HttpStatus;
 import org.springframework.http.MediaType;
@@ -26,6 +28,7 @@ import io.gpumem.sample.limits.PayloadTooLargeException;
  * serve it now (heap, workers, GPU admission or memory), with {@code Retry-After} where waiting helps.
  */
 @RestControllerAdvice(basePackageClasses = ApiExceptionHandler.class)
+@Order(Ordered.HIGHEST_PRECEDENCE)
 class ApiExceptionHandler {
 
 	/** How long a client should wait after running into a full device. */
