@@ -21,6 +21,7 @@ import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.BackendSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaDriver;
+import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
@@ -61,8 +62,15 @@ public final class GpumemAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpuBackend gpuBackend(BackendSelection selection) {
-		return selection.backend();
+	GpuBackend gpuBackend(BackendSelection selection, GpumemProperties properties) {
+		GpuBackend backend = selection.backend();
+		if (backend instanceof HostBackend) {
+			GpumemProperties.Host host = properties.getHost();
+			long device = host.getCapacity().toBytes();
+			HostMemoryCheck.check(device,
+					(host.getPinnedCapacity() != null) ? host.getPinnedCapacity().toBytes() : device);
+		}
+		return backend;
 	}
 
 	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}), drawn on by every pool of the device. */
