@@ -19,6 +19,12 @@ public final class HeapBudget {
 	 */
 	public static final int BYTES_PER_BODY_BYTE = 6;
 
+	/**
+	 * Heap a parsed body holds per byte of its JSON: a number takes at least 2 bytes ({@code 0,}) and
+	 * becomes 4, an edge at least 6 ({@code [0,1],}) and becomes 8.
+	 */
+	public static final int PARSED_BYTES_PER_BODY_BYTE = 2;
+
 	/** Bytes a permit stands for, so that budgets of terabytes fit an int. */
 	private static final long UNIT = 1024;
 
@@ -89,6 +95,16 @@ public final class HeapBudget {
 				throw new OverloadedException("interrupted while waiting for heap", HeapBudget.this.wait);
 			}
 			this.held += more;
+		}
+
+		/**
+		 * The body this reservation was made for has been parsed: keeps what its values hold and gives back
+		 * what parsing took on top.
+		 */
+		public void bodyParsed() {
+			int keep = (int) ((long) this.held * PARSED_BYTES_PER_BODY_BYTE / BYTES_PER_BODY_BYTE);
+			HeapBudget.this.permits.release(this.held - keep);
+			this.held = keep;
 		}
 
 		/** Bytes this reservation holds. */

@@ -22,8 +22,8 @@ import io.gpumem.sample.limits.OverloadedException;
 /**
  * Runs a request's work on the application's task executor under a {@link Deadline}: at
  * {@code sample.request-timeout}, or when the container reports an error on the request, the deadline is
- * cancelled, the work stops at its next check and its memory goes back. The request's heap reservation
- * is given back when the work is over, not when the answer is sent.
+ * cancelled, the work stops at its next check and its memory goes back. The request's heap reservation,
+ * cut to what its parsed body holds, is given back when the work is over, not when the answer is sent.
  * <p>
  * Tomcat learns that a client has gone only when it writes to it, which a request computing its answer
  * does not do; the deadline is what bounds work a client has abandoned.
@@ -45,6 +45,9 @@ class AsyncRequests {
 	<T> DeferredResult<T> run(Function<Deadline, T> work) {
 		Deadline deadline = Deadline.after(this.timeout);
 		HeapBudget.Reservation reservation = claimReservation();
+		if (reservation != null) {
+			reservation.bodyParsed();
+		}
 		DeferredResult<T> result = new DeferredResult<>(this.timeout.toMillis());
 		result.onTimeout(() -> {
 			deadline.cancel("the request ran past its deadline of " + this.timeout.toMillis()
