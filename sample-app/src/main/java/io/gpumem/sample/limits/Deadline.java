@@ -24,11 +24,6 @@ public final class Deadline {
 		return new Deadline(timeout);
 	}
 
-	/** A deadline that never comes, for work outside a request. */
-	public static Deadline none() {
-		return new Deadline(Duration.ofDays(365));
-	}
-
 	/** Stops the work at its next {@link #check()}, saying {@code why}; the first reason given stays. */
 	public void cancel(String why) {
 		if (this.cancelled == null) {
