@@ -497,29 +497,18 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private Block reserve(int classIndex, long size, long waitNanos, int home) {
 		tick();
 		GpuOutOfMemoryException[] refusal = { null };
-		if (waitNanos == 0 || !this.waiters.any()) {
-			try {
-				return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
-			}
-			catch (GpuOutOfMemoryException ex) {
-				refusal[0] = ex;
-			}
-		}
+		Block block = (waitNanos == 0 || !this.waiters.any()) ? tryReserve(classIndex, size, refusal) : null;
 		long start = System.nanoTime();
-		boolean waits = waitNanos > 0 && (refusal[0] == null || !refusal[0].diagnostic().exceedsCapacity());
+		boolean waits = block == null && waitNanos > 0
+				&& (refusal[0] == null || !refusal[0].diagnostic().exceedsCapacity());
 		if (waits) {
-			Block block = this.waiters.await(waitNanos, () -> reserveOnce(classIndex, size, home, refusal));
-			if (block != null) {
-				return block;
-			}
+			block = this.waiters.await(waitNanos, () -> reserveWhileWaiting(classIndex, size, home, refusal));
 		}
-		if (refusal[0] == null) {
-			try {
-				return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
-			}
-			catch (GpuOutOfMemoryException ex) {
-				refusal[0] = ex;
-			}
+		if (block == null && refusal[0] == null) {
+			block = tryReserve(classIndex, size, refusal);
+		}
+		if (block != null) {
+			return block;
 		}
 		this.ledger.countAllocationFailure();
 		this.listeners.forEach((listener) -> listener.allocationFailed(this, size));
@@ -532,15 +521,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		throw new GpuOutOfMemoryException(diagnostic, refusal[0]);
 	}
 
-	/** One try of a waiting acquire: a block of the class come back, or one from the allocator; null if refused. */
-	private Block reserveOnce(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
-		if (this.closed) {
-			throw closedException();
-		}
-		Block block = (classIndex >= 0) ? this.freeLists.poll(classIndex, home) : null;
-		if (block != null) {
-			return block;
-		}
+	/** A block from the allocator as {@link OutOfMemoryRetry} gets one; null, with the refusal kept, if refused. */
+	private Block tryReserve(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
 		try {
 			return this.retry.reserve(this.ledger, classIndex, size, this::makeRoom);
 		}
@@ -548,6 +530,15 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			refusal[0] = ex;
 			return null;
 		}
+	}
+
+	/** One try of a waiting acquire: a block of the class come back, or one from the allocator; null if refused. */
+	private Block reserveWhileWaiting(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
+		if (this.closed) {
+			throw closedException();
+		}
+		Block block = (classIndex >= 0) ? this.freeLists.poll(classIndex, home) : null;
+		return (block != null) ? block : tryReserve(classIndex, size, refusal);
 	}
 
 	/**

@@ -24,6 +24,11 @@ public final class Deadline {
 		return new Deadline(timeout);
 	}
 
+	/** Stops the work at its next {@link #check()} as if its time were up. */
+	public void expire() {
+		cancel(timedOut());
+	}
+
 	/** Stops the work at its next {@link #check()}, saying {@code why}; the first reason given stays. */
 	public void cancel(String why) {
 		if (this.cancelled == null) {
@@ -54,8 +59,11 @@ public final class Deadline {
 	/** What {@link #check()} throws once the work is over. */
 	public DeadlineExceededException exceeded() {
 		String why = this.cancelled;
-		return new DeadlineExceededException((why != null) ? why
-				: "the request ran past its deadline of " + this.timeout.toMillis() + " ms (sample.request-timeout)");
+		return new DeadlineExceededException((why != null) ? why : timedOut());
+	}
+
+	private String timedOut() {
+		return "the request ran past its deadline of " + this.timeout.toMillis() + " ms (sample.request-timeout)";
 	}
 
 }

@@ -50,8 +50,7 @@ class AsyncRequests {
 		}
 		DeferredResult<T> result = new DeferredResult<>(this.timeout.toMillis());
 		result.onTimeout(() -> {
-			deadline.cancel("the request ran past its deadline of " + this.timeout.toMillis()
-					+ " ms (sample.request-timeout)");
+			deadline.expire();
 			result.setErrorResult(deadline.exceeded());
 		});
 		result.onError((ex) -> deadline.cancel("the client went away"));

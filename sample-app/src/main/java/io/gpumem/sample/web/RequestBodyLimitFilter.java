@@ -64,11 +64,12 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 	protected void doFilterInternal(HttpServletRequest request, HttpServletResponse response, FilterChain chain)
 			throws ServletException, IOException {
 		long length = request.getContentLengthLong();
+		if (length > this.maxBodySize) {
+			reject(response, HttpStatus.PAYLOAD_TOO_LARGE, tooLarge("of " + length + " bytes ").getMessage());
+			return;
+		}
 		HeapBudget.Reservation reservation;
 		try {
-			if (length > this.maxBodySize) {
-				throw tooLarge("of " + length + " bytes ");
-			}
 			reservation = this.budget.reserve(Math.max(0, length) * HeapBudget.BYTES_PER_BODY_BYTE);
 		}
 		catch (PayloadTooLargeException ex) {
@@ -177,15 +178,18 @@ class RequestBodyLimitFilter extends OncePerRequestFilter {
 
 		private void counted(int n) {
 			this.read += n;
-			if (this.read > RequestBodyLimitFilter.this.maxBodySize) {
-				this.cutOff = true;
-				throw tooLarge("");
+			try {
+				if (this.read > RequestBodyLimitFilter.this.maxBodySize) {
+					throw tooLarge("");
+				}
+				long needed = this.read * HeapBudget.BYTES_PER_BODY_BYTE - this.reservation.bytes();
+				if (needed > 0) {
+					this.reservation.grow(Math.max(needed, CHUNK * HeapBudget.BYTES_PER_BODY_BYTE));
+				}
 			}
-			long needed = this.read * HeapBudget.BYTES_PER_BODY_BYTE - this.reservation.bytes();
-			if (needed > 0) {
+			catch (PayloadTooLargeException | OverloadedException ex) {
 				this.cutOff = true;
-				this.reservation.grow(Math.max(needed, CHUNK * HeapBudget.BYTES_PER_BODY_BYTE));
-				this.cutOff = false;
+				throw ex;
 			}
 		}
 
