@@ -24,53 +24,74 @@ import io.gpumem.sample.limits.OverloadedException;
  * {@code sample.request-timeout}, or when the container reports an error on the request, the deadline is
  * cancelled, the work stops at its next check and its memory goes back. The request's heap reservation,
  * cut to what its parsed body holds, is given back when the work is over, not when the answer is sent.
- * <p>
- * Tomcat learns that a client has gone only when it writes to it, which a request computing its answer
- * does not do; the deadline is what bounds work a client has abandoned.
+ * When the client closes its connection while the work runs or waits, the {@link DisconnectWatcher}
+ * cancels the deadline the same way.
  */
 @Component
 @ConditionalOnGpumem
 class AsyncRequests {
 
+	private static final String CLIENT_GONE = "the client went away";
+
 	private final AsyncTaskExecutor executor;
+
+	private final DisconnectWatcher disconnects;
 
 	private final Duration timeout;
 
-	AsyncRequests(@Qualifier("applicationTaskExecutor") AsyncTaskExecutor executor, SampleProperties properties) {
+	AsyncRequests(@Qualifier("applicationTaskExecutor") AsyncTaskExecutor executor, DisconnectWatcher disconnects,
+			SampleProperties properties) {
 		this.executor = executor;
+		this.disconnects = disconnects;
 		this.timeout = properties.requestTimeout();
 	}
 
 	/** Starts {@code work} for the current request; its result, or what it threw, is the answer. */
 	<T> DeferredResult<T> run(Function<Deadline, T> work) {
 		Deadline deadline = Deadline.after(this.timeout);
-		HeapBudget.Reservation reservation = claimReservation();
+		HttpServletRequest request = currentRequest();
+		HeapBudget.Reservation reservation = claimReservation(request);
 		if (reservation != null) {
 			reservation.bodyParsed();
 		}
+		DisconnectWatcher.Watch watch = this.disconnects.watch(request, () -> deadline.cancel(CLIENT_GONE));
 		DeferredResult<T> result = new DeferredResult<>(this.timeout.toMillis());
 		result.onTimeout(() -> {
+			watch.close();
 			deadline.expire();
 			result.setErrorResult(deadline.exceeded());
 		});
-		result.onError((ex) -> deadline.cancel("the client went away"));
+		result.onError((ex) -> {
+			watch.close();
+			deadline.cancel(CLIENT_GONE);
+		});
 		try {
 			this.executor.execute(() -> {
+				T answer = null;
+				Throwable failure = null;
 				try {
 					deadline.check();
-					result.setResult(work.apply(deadline));
+					answer = work.apply(deadline);
 				}
 				catch (RuntimeException | Error ex) {
-					result.setErrorResult(ex);
+					failure = ex;
 				}
 				finally {
+					watch.close();
 					if (reservation != null) {
 						reservation.close();
 					}
 				}
+				if (failure != null) {
+					result.setErrorResult(failure);
+				}
+				else {
+					result.setResult(answer);
+				}
 			});
 		}
 		catch (TaskRejectedException ex) {
+			watch.close();
 			if (reservation != null) {
 				reservation.close();
 			}
@@ -80,9 +101,11 @@ class AsyncRequests {
 		return result;
 	}
 
-	private static HeapBudget.Reservation claimReservation() {
-		HttpServletRequest request = ((ServletRequestAttributes) RequestContextHolder.currentRequestAttributes())
-			.getRequest();
+	private static HttpServletRequest currentRequest() {
+		return ((ServletRequestAttributes) RequestContextHolder.currentRequestAttributes()).getRequest();
+	}
+
+	private static HeapBudget.Reservation claimReservation(HttpServletRequest request) {
 		Object reservation = request.getAttribute(RequestBodyLimitFilter.RESERVATION);
 		request.removeAttribute(RequestBodyLimitFilter.RESERVATION);
 		return (HeapBudget.Reservation) reservation;

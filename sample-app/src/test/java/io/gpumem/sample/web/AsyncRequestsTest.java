@@ -39,7 +39,7 @@ class AsyncRequestsTest {
 				throw new TaskRejectedException("full");
 			}
 
-		}, new SampleProperties(null, null, null, null, null, null));
+		}, new DisconnectWatcher(), new SampleProperties(null, null, null, null, null, null));
 		assertThatExceptionOfType(OverloadedException.class).isThrownBy(() -> requests.run((deadline) -> "never"))
 			.withMessage("the service is busy: every worker is taken and the queue is full (spring.task.execution.pool)")
 			.satisfies((ex) -> assertThat(ex.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
