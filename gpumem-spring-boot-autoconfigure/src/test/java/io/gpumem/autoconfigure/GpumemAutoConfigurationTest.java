@@ -253,6 +253,26 @@ class GpumemAutoConfigurationTest {
 	}
 
 	@Test
+	void theMetadataDescribesTheHealthKeyAndSuggestsSizesForEveryPoolsSizeKeyedMaps() throws Exception {
+		JsonNode metadata;
+		try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
+			metadata = JsonMapper.shared().readTree(in);
+		}
+		List<String> properties = new ArrayList<>();
+		metadata.get("properties").forEach((property) -> properties.add(property.get("name").asString()));
+		assertThat(properties).contains("management.health.gpumem.enabled");
+		List<String> hinted = new ArrayList<>();
+		metadata.get("hints").forEach((hint) -> {
+			hinted.add(hint.get("name").asString());
+			hint.path("values").forEach((value) -> assertThat(value.path("description").asString()).isNotBlank());
+		});
+		for (String pool : List.of("device-pool", "pinned-pool", "unified-pool")) {
+			assertThat(properties).contains("gpumem." + pool + ".warm", "gpumem." + pool + ".max-cached-buffers");
+			assertThat(hinted).contains("gpumem." + pool + ".warm.keys", "gpumem." + pool + ".max-cached-buffers.keys");
+		}
+	}
+
+	@Test
 	void admissionIsUnlimitedByDefaultAndAPoolFailsAtOnceWithoutAWait() {
 		this.runner.withPropertyValues("gpumem.device-pool.size-classes=32MB").run((context) -> {
 			GpuAdmission admission = context.getBean(GpuAdmission.class);

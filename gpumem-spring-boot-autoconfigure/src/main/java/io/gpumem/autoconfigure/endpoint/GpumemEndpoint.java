@@ -6,6 +6,7 @@ import java.util.Map;
 
 import org.jspecify.annotations.Nullable;
 
+import org.springframework.boot.actuate.endpoint.Access;
 import org.springframework.boot.actuate.endpoint.InvalidEndpointRequestException;
 import org.springframework.boot.actuate.endpoint.OperationResponseBody;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -27,9 +28,11 @@ import io.gpumem.pressure.PressureStatistics;
 
 /**
  * {@code /actuator/gpumem}: the backend, the device, the pressure and every pool's statistics; trims all
- * pools or one, down to an optional number of cached bytes.
+ * pools or one, down to a number of cached bytes. Read-only unless opened with
+ * {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every request that follows a
+ * fresh allocation.
  */
-@Endpoint(id = "gpumem")
+@Endpoint(id = "gpumem", defaultAccess = Access.READ_ONLY)
 public class GpumemEndpoint {
 
 	private final GpuBackend backend;

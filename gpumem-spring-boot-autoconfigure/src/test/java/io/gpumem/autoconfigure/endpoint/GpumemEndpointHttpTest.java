@@ -16,6 +16,7 @@ import io.gpumem.pool.StratifiedMemoryPool;
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "gpumem.host.capacity=256MB", "gpumem.device-pool.warm[64KB]=4",
 				"management.endpoints.web.exposure.include=gpumem,health,metrics",
+				"management.endpoint.gpumem.access=unrestricted",
 				"management.endpoint.health.show-details=always" })
 @AutoConfigureRestTestClient
 class GpumemEndpointHttpTest {

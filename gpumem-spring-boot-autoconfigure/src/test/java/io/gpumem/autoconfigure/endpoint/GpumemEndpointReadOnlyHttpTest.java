@@ -10,7 +10,7 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "gpumem.host.capacity=64MB",
-				"management.endpoints.web.exposure.include=gpumem", "management.endpoint.gpumem.access=read-only" })
+				"management.endpoints.web.exposure.include=gpumem" })
 @AutoConfigureRestTestClient
 class GpumemEndpointReadOnlyHttpTest {
 
@@ -18,7 +18,7 @@ class GpumemEndpointReadOnlyHttpTest {
 	private RestTestClient client;
 
 	@Test
-	void readsWorkAndTrimsAreMethodNotAllowed() {
+	void byDefaultReadsWorkAndTrimsAreMethodNotAllowed() {
 		this.client.get().uri("/actuator/gpumem").exchange().expectStatus().isOk();
 		this.client.post()
 			.uri("/actuator/gpumem")
