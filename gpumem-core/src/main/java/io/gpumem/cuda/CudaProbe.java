@@ -137,11 +137,15 @@ public final class CudaProbe {
 				Class.forName(JCUDA_CLASS, true, classLoader);
 				return new Outcome(new JCudaBinding(), null);
 			}
-			catch (UnsatisfiedLinkError ex) {
-				return new Outcome(null, "the CUDA driver library (libcuda) could not be loaded, so no NVIDIA driver "
-						+ "is installed or it is not on the library path (" + firstLine(ex) + ")");
-			}
 			catch (Throwable ex) {
+				String noNatives = JCudaNatives.missingFor(classLoader);
+				if (noNatives != null) {
+					return new Outcome(null, noNatives);
+				}
+				if (ex instanceof UnsatisfiedLinkError) {
+					return new Outcome(null, "the CUDA driver library (libcuda) could not be loaded, so no NVIDIA "
+							+ "driver is installed or it is not on the library path (" + firstLine(ex) + ")");
+				}
 				return new Outcome(null, "JCuda's native libraries could not be loaded: " + firstLine(ex));
 			}
 		}
