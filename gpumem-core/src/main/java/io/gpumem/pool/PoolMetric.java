@@ -54,6 +54,21 @@ public interface PoolMetric {
 		return statistics().allocationFailures();
 	}
 
+	/** Time spent getting memory from the allocator on misses, failed ones included; 0 if not measured. */
+	default long missNanos() {
+		return 0;
+	}
+
+	/** Buffers found unreachable while still lent out, reclaimed by leak detection. */
+	default long leakedBuffers() {
+		return statistics().leakedBuffers();
+	}
+
+	/** The most bytes the pool keeps cached; {@link Long#MAX_VALUE} for no limit. */
+	default long maxCachedBytes() {
+		return Long.MAX_VALUE;
+	}
+
 	/** Acquires that waited for memory to be returned, from {@link #statistics()}. */
 	default PoolStatistics.Waits memoryWaits() {
 		return statistics().memoryWaits();

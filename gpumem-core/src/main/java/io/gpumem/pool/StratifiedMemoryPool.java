@@ -7,6 +7,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -83,6 +84,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private final boolean[] upgrades;
 
 	private final long maxCachedBytes;
+
+	private final LongAdder missNanos = new LongAdder();
 
 	private final long idleTrimNanos;
 
@@ -361,6 +364,16 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	@Override
+	public long missNanos() {
+		return this.missNanos.sum();
+	}
+
+	@Override
+	public long maxCachedBytes() {
+		return this.maxCachedBytes;
+	}
+
+	@Override
 	public long trimmedBytes() {
 		return this.ledger.trimmedBytes();
 	}
@@ -476,17 +489,27 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	/** A new block of the class from the allocator, retried after freeing memory and waited for if refused. */
 	private Block allocate(int classIndex, long waitNanos, int home) {
 		this.ledger.countMiss(classIndex);
-		Block block = reserve(classIndex, this.ladder.size(classIndex), waitNanos, home);
+		Block block = timedReserve(classIndex, this.ladder.size(classIndex), waitNanos, home);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
 
 	private Block allocateLarge(long bytes, long waitNanos, int home) {
 		this.ledger.countLargeRequest();
-		Block block = reserve(-1, bytes, waitNanos, home);
+		Block block = timedReserve(-1, bytes, waitNanos, home);
 		this.ledger.largeLent(bytes);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
+	}
+
+	private Block timedReserve(int classIndex, long size, long waitNanos, int home) {
+		long start = System.nanoTime();
+		try {
+			return reserve(classIndex, size, waitNanos, home);
+		}
+		finally {
+			this.missNanos.add(System.nanoTime() - start);
+		}
 	}
 
 	/**

@@ -2,6 +2,7 @@ package io.gpumem.transfer;
 
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.MemoryKind;
@@ -20,6 +21,10 @@ import io.gpumem.stream.GpuStream;
 public final class Transfers {
 
 	private final StratifiedMemoryPool staging;
+
+	private final Counters uploads = new Counters();
+
+	private final Counters downloads = new Counters();
 
 	/** Transfers staged in {@code pinnedPool}, a pool of PINNED memory. */
 	public Transfers(StratifiedMemoryPool pinnedPool) {
@@ -47,6 +52,7 @@ public final class Transfers {
 	public Transfer uploadAsync(GpuStream stream, List<TransferPart> parts) {
 		long[] offsets = layOut(parts);
 		PooledBuffer staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
+		long start = this.uploads.start(offsets[parts.size()]);
 		try {
 			for (int i = 0; i < parts.size(); i++) {
 				TransferPart part = parts.get(i);
@@ -54,7 +60,7 @@ public final class Transfers {
 			}
 			int copies = enqueue(parts, offsets, (from, bytes) -> stream.copy(staged, offsets[from],
 					parts.get(from).buffer(), parts.get(from).byteOffset(), bytes));
-			Transfer transfer = new Transfer(stream.record(), copies, Transfers::nothing);
+			Transfer transfer = new Transfer(stream.record(), copies, () -> this.uploads.complete(start));
 			staged.closeAfter(stream);
 			return transfer;
 		}
@@ -72,6 +78,7 @@ public final class Transfers {
 	public Transfer downloadAsync(GpuStream stream, List<TransferPart> parts) {
 		long[] offsets = layOut(parts);
 		PooledBuffer staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
+		long start = this.downloads.start(offsets[parts.size()]);
 		try {
 			int copies = enqueue(parts, offsets, (from, bytes) -> stream.copy(parts.get(from).buffer(),
 					parts.get(from).byteOffset(), staged, offsets[from], bytes));
@@ -81,6 +88,7 @@ public final class Transfers {
 						TransferPart part = parts.get(i);
 						staged.copyToArray(offsets[i], part.array(), 0, part.length());
 					}
+					this.downloads.complete(start);
 				}
 				finally {
 					staged.close();
@@ -143,13 +151,44 @@ public final class Transfers {
 				&& next.byteOffset() == previous.byteOffset() + previous.bytes();
 	}
 
-	private static void nothing() {
-	}
-
 	@FunctionalInterface
 	private interface Copy {
 
 		void run(int firstPart, long bytes);
+
+	}
+
+	/** What this has moved so far. */
+	public TransferStatistics statistics() {
+		return new TransferStatistics(this.uploads.snapshot(), this.downloads.snapshot());
+	}
+
+	/** One direction's counts, apart from the copies themselves. */
+	private static final class Counters {
+
+		private final LongAdder transfers = new LongAdder();
+
+		private final LongAdder bytes = new LongAdder();
+
+		private final LongAdder completed = new LongAdder();
+
+		private final LongAdder nanos = new LongAdder();
+
+		long start(long bytes) {
+			this.transfers.increment();
+			this.bytes.add(bytes);
+			return System.nanoTime();
+		}
+
+		void complete(long start) {
+			this.nanos.add(System.nanoTime() - start);
+			this.completed.increment();
+		}
+
+		TransferStatistics.Direction snapshot() {
+			return new TransferStatistics.Direction(this.transfers.sum(), this.bytes.sum(), this.completed.sum(),
+					this.nanos.sum());
+		}
 
 	}
 

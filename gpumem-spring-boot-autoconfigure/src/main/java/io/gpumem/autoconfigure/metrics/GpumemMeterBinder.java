@@ -2,6 +2,7 @@ package io.gpumem.autoconfigure.metrics;
 
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
 import java.util.function.ToDoubleFunction;
 
 import io.micrometer.core.instrument.FunctionCounter;
@@ -12,18 +13,23 @@ import io.micrometer.core.instrument.binder.BaseUnits;
 import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.gpumem.admission.GpuAdmission;
+import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHandler.Memory;
+import io.gpumem.transfer.TransferStatistics;
+import io.gpumem.transfer.Transfers;
 
 /**
- * gpumem's meters: per pool, memory and buffers used and cached, requests by hit or miss, bytes
- * trimmed, allocation failures and waits for memory; the device's memory; admission of GPU work (active,
- * waiting, the limit, waits and rejections); the pressure level of device and pinned memory (its ordinal,
- * NORMAL = 0), the shrinks, and the out-of-memory chain's refusals, freed bytes and failures.
+ * gpumem's meters, each with a description and a base unit where it has one: per pool, memory and buffers
+ * used and cached, the cap on cached bytes, requests by hit or miss, the time misses spend in the allocator,
+ * bytes trimmed, allocation failures, leaked buffers and waits for memory; the device's memory, its total and
+ * gpumem's budget of it; transfers' bytes and durations; admission of GPU work (active, waiting, the limit,
+ * waits and rejections); the pressure level of device and pinned memory (its ordinal, NORMAL = 0), the
+ * shrinks, and the out-of-memory chain's refusals, freed bytes and failures.
  */
 public class GpumemMeterBinder implements MeterBinder {
 
@@ -31,19 +37,13 @@ public class GpumemMeterBinder implements MeterBinder {
 
 	private final GpumemPools pools;
 
-	private final PressureHandler pressure;
+	private final Parts parts;
 
-	private final GpuAdmission admission;
-
-	/**
-	 * @param pressure the pressure handler, or {@code null} when there is none
-	 * @param admission the admission of GPU work, or {@code null} when there is none
-	 */
-	public GpumemMeterBinder(GpuBackend backend, GpumemPools pools, PressureHandler pressure, GpuAdmission admission) {
+	/** The meters of the backend's device, of {@code pools}, and of whichever of {@code parts} there are. */
+	public GpumemMeterBinder(GpuBackend backend, GpumemPools pools, Parts parts) {
 		this.backend = backend;
 		this.pools = pools;
-		this.pressure = pressure;
-		this.admission = admission;
+		this.parts = parts;
 	}
 
 	@Override
@@ -52,13 +52,47 @@ public class GpumemMeterBinder implements MeterBinder {
 		String device = String.valueOf(this.backend.deviceId());
 		deviceMemory(registry, device, "used", MemoryInfo::usedBytes);
 		deviceMemory(registry, device, "free", MemoryInfo::freeBytes);
-		deviceMemory(registry, device, "total", MemoryInfo::totalBytes);
-		if (this.pressure != null) {
-			bindPressure(registry, this.pressure);
+		Gauge.builder("gpumem.device.memory.total", this.backend, (backend) -> backend.memoryInfo().totalBytes())
+			.tags("device", device)
+			.baseUnit(BaseUnits.BYTES)
+			.description("The device's memory in all")
+			.register(registry);
+		if (this.parts.budget() != null) {
+			Gauge.builder("gpumem.device.memory.budget", this.parts.budget(), MemoryBudget::limitBytes)
+				.tags("device", device)
+				.baseUnit(BaseUnits.BYTES)
+				.description("The device memory gpumem's device and unified pools may hold together "
+						+ "(gpumem.memory-fraction of the total)")
+				.register(registry);
 		}
-		if (this.admission != null) {
-			bindAdmission(registry, device, this.admission);
+		if (this.parts.transfers() != null) {
+			bindTransfers(registry, device, this.parts.transfers());
 		}
+		if (this.parts.pressure() != null) {
+			bindPressure(registry, this.parts.pressure());
+		}
+		if (this.parts.admission() != null) {
+			bindAdmission(registry, device, this.parts.admission());
+		}
+	}
+
+	private static void bindTransfers(MeterRegistry registry, String device, Transfers transfers) {
+		transferMeters(registry, device, "upload", transfers, TransferStatistics::uploads);
+		transferMeters(registry, device, "download", transfers, TransferStatistics::downloads);
+	}
+
+	private static void transferMeters(MeterRegistry registry, String device, String direction, Transfers transfers,
+			Function<TransferStatistics, TransferStatistics.Direction> side) {
+		FunctionCounter.builder("gpumem.transfer.bytes", transfers, (t) -> side.apply(t.statistics()).bytes())
+			.tags("device", device, "direction", direction)
+			.baseUnit(BaseUnits.BYTES)
+			.description("Bytes moved between Java arrays and device buffers through pinned staging")
+			.register(registry);
+		FunctionTimer.builder("gpumem.transfer", transfers, (t) -> side.apply(t.statistics()).completed(),
+				(t) -> side.apply(t.statistics()).nanos(), TimeUnit.NANOSECONDS)
+			.tags("device", device, "direction", direction)
+			.description("Transfers from their start until seen complete")
+			.register(registry);
 	}
 
 	private static void bindAdmission(MeterRegistry registry, String device, GpuAdmission admission) {
@@ -113,18 +147,40 @@ public class GpumemMeterBinder implements MeterBinder {
 	}
 
 	private void bindPool(MeterRegistry registry, String name, MemoryPool pool) {
-		poolGauge(registry, "gpumem.pool.memory", name, "used", BaseUnits.BYTES, pool, MemoryPool::usedBytes);
-		poolGauge(registry, "gpumem.pool.memory", name, "cached", BaseUnits.BYTES, pool, MemoryPool::cachedBytes);
-		poolGauge(registry, "gpumem.pool.buffers", name, "used", BaseUnits.BUFFERS, pool, MemoryPool::usedBuffers);
-		poolGauge(registry, "gpumem.pool.buffers", name, "cached", BaseUnits.BUFFERS, pool,
+		String memory = "Bytes of the pool's buffers, lent out (used) or cached ready to lend";
+		poolGauge(registry, "gpumem.pool.memory", name, "used", BaseUnits.BYTES, memory, pool, MemoryPool::usedBytes);
+		poolGauge(registry, "gpumem.pool.memory", name, "cached", BaseUnits.BYTES, memory, pool,
+				MemoryPool::cachedBytes);
+		String buffers = "The pool's buffers, lent out (used) or cached ready to lend";
+		poolGauge(registry, "gpumem.pool.buffers", name, "used", BaseUnits.BUFFERS, buffers, pool,
+				MemoryPool::usedBuffers);
+		poolGauge(registry, "gpumem.pool.buffers", name, "cached", BaseUnits.BUFFERS, buffers, pool,
 				MemoryPool::cachedBuffers);
+		if (pool.maxCachedBytes() != Long.MAX_VALUE) {
+			Gauge.builder("gpumem.pool.memory.max", pool, MemoryPool::maxCachedBytes)
+				.tags("pool", name)
+				.baseUnit(BaseUnits.BYTES)
+				.description("The most bytes the pool keeps cached (max-cached)")
+				.register(registry);
+		}
+		String requests = "Buffer requests, by result: hit (served from the cache) or miss (went to the allocator)";
 		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::hits)
 			.tags("pool", name, "result", "hit")
-			.description("Buffer requests served from the pool's cache")
+			.description(requests)
 			.register(registry);
 		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::misses)
 			.tags("pool", name, "result", "miss")
-			.description("Buffer requests that went to the allocator")
+			.description(requests)
+			.register(registry);
+		FunctionTimer.builder("gpumem.pool.miss", pool, MemoryPool::misses, MemoryPool::missNanos,
+				TimeUnit.NANOSECONDS)
+			.tags("pool", name)
+			.description("Time misses spent getting memory from the allocator, retries and waits included")
+			.register(registry);
+		FunctionCounter.builder("gpumem.pool.leaks", pool, MemoryPool::leakedBuffers)
+			.tags("pool", name)
+			.baseUnit(BaseUnits.BUFFERS)
+			.description("Buffers found unreachable while still lent out, reclaimed by leak detection")
 			.register(registry);
 		FunctionCounter.builder("gpumem.pool.trimmed", pool, MemoryPool::trimmedBytes)
 			.tags("pool", name)
@@ -148,16 +204,32 @@ public class GpumemMeterBinder implements MeterBinder {
 	}
 
 	private static void poolGauge(MeterRegistry registry, String meter, String pool, String state, String unit,
-			MemoryPool source, ToDoubleFunction<MemoryPool> value) {
-		Gauge.builder(meter, source, value).tags("pool", pool, "state", state).baseUnit(unit).register(registry);
+			String description, MemoryPool source, ToDoubleFunction<MemoryPool> value) {
+		Gauge.builder(meter, source, value)
+			.tags("pool", pool, "state", state)
+			.baseUnit(unit)
+			.description(description)
+			.register(registry);
 	}
 
 	private void deviceMemory(MeterRegistry registry, String device, String state, ToDoubleFunction<MemoryInfo> value) {
 		Gauge.builder("gpumem.device.memory", this.backend, (backend) -> value.applyAsDouble(backend.memoryInfo()))
 			.tags("device", device, "state", state)
 			.baseUnit(BaseUnits.BYTES)
-			.description("The device's memory")
+			.description("The device's memory, used or free (by every process)")
 			.register(registry);
+	}
+
+	/**
+	 * The parts whose meters are bound when present, each {@code null} when absent.
+	 *
+	 * @param pressure the pressure handler
+	 * @param admission the admission of GPU work
+	 * @param budget the device memory budget
+	 * @param transfers the transfers through pinned staging
+	 */
+	public record Parts(PressureHandler pressure, GpuAdmission admission, MemoryBudget budget,
+			Transfers transfers) {
 	}
 
 }

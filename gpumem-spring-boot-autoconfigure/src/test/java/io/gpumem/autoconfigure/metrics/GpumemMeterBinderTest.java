@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.admission.GpuAdmissionException;
+import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -21,6 +22,8 @@ import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
+import io.gpumem.stream.GpuStream;
+import io.gpumem.transfer.Transfers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -36,13 +39,21 @@ class GpumemMeterBinderTest {
 
 	private final GpuAdmission admission = new GpuAdmission("host device 0", 1, Duration.ofMillis(20));
 
+	private final StratifiedMemoryPool pinned = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
+			PoolConfig.builder("pinned").build());
+
+	private final Transfers transfers = new Transfers(this.pinned);
+
 	@AfterEach
 	void close() {
 		this.pool.close();
+		this.pinned.close();
 	}
 
 	private void bind(MeterRegistry registry) {
-		new GpumemMeterBinder(this.backend, new GpumemPools(List.of(this.pool)), this.pressure, this.admission).bindTo(registry);
+		new GpumemMeterBinder(this.backend, new GpumemPools(List.of(this.pool)), new GpumemMeterBinder.Parts(
+				this.pressure, this.admission, new MemoryBudget(12L << 20), this.transfers))
+			.bindTo(registry);
 	}
 
 	@Test
@@ -62,8 +73,18 @@ class GpumemMeterBinderTest {
 			.count()).isEqualTo(1);
 		assertThat(registry.get("gpumem.pool.requests").tags("pool", "device", "result", "miss").functionCounter()
 			.count()).isEqualTo(2);
-		assertThat(registry.get("gpumem.device.memory").tags("device", "0", "state", "total").gauge().value())
+		assertThat(registry.get("gpumem.device.memory.total").tags("device", "0").gauge().value())
 			.isEqualTo(16L << 20);
+		assertThat(registry.find("gpumem.device.memory").tags("state", "total").gauge()).as("a total is no state")
+			.isNull();
+		assertThat(registry.get("gpumem.device.memory.budget").tags("device", "0").gauge().value())
+			.isEqualTo(12L << 20);
+		assertThat(registry.get("gpumem.pool.memory.max").tags("pool", "device").gauge().value())
+			.isEqualTo(512L << 20);
+		assertThat(registry.get("gpumem.pool.miss").tags("pool", "device").functionTimer().count()).isEqualTo(2);
+		assertThat(registry.get("gpumem.pool.miss").tags("pool", "device").functionTimer()
+			.totalTime(TimeUnit.NANOSECONDS)).isPositive();
+		assertThat(registry.get("gpumem.pool.leaks").tags("pool", "device").functionCounter().count()).isZero();
 		assertThat(registry.get("gpumem.device.memory").tags("device", "0", "state", "used").gauge().value())
 			.isEqualTo((1L << 20) + 4096);
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.pool.acquire(32L << 20));
@@ -101,6 +122,35 @@ class GpumemMeterBinderTest {
 	}
 
 	@Test
+	void transfersAreMeteredByDirection() {
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		bind(registry);
+		float[] values = { 1, 2, 3, 4 };
+		try (PooledBuffer buffer = this.pool.acquire(16); GpuStream stream = this.backend.createStream()) {
+			this.transfers.upload(stream, values, buffer, 0);
+			this.transfers.download(stream, buffer, 0, new float[4]);
+			this.transfers.download(stream, buffer, 0, new float[2]);
+		}
+		assertThat(registry.get("gpumem.transfer.bytes").tags("direction", "upload").functionCounter().count())
+			.isEqualTo(16);
+		assertThat(registry.get("gpumem.transfer.bytes").tags("direction", "download").functionCounter().count())
+			.isEqualTo(24);
+		assertThat(registry.get("gpumem.transfer").tags("direction", "download").functionTimer().count()).isEqualTo(2);
+		assertThat(registry.get("gpumem.transfer").tags("direction", "upload").functionTimer()
+			.totalTime(TimeUnit.NANOSECONDS)).isPositive();
+	}
+
+	@Test
+	void everyPrometheusFamilyHasADescription() {
+		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+		bind(registry);
+		List<String> families = registry.scrape().lines().filter((line) -> line.startsWith("# HELP gpumem_")).toList();
+		assertThat(families).hasSizeGreaterThan(20)
+			.allSatisfy((help) -> assertThat(help.split(" ", 4)).as(help).hasSize(4))
+			.noneMatch((help) -> help.endsWith(" "));
+	}
+
+	@Test
 	void prometheusShowsByteMetersWithTheirUnit() {
 		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 		bind(registry);
@@ -115,7 +165,14 @@ class GpumemMeterBinderTest {
 			.contains("gpumem_pressure_level ")
 			.contains("gpumem_admission_wait_seconds_count{device=\"0\"}")
 			.contains("gpumem_admission_rejections_total{device=\"0\"}")
-			.contains("gpumem_pool_memory_wait_seconds_sum{pool=\"device\"}");
+			.contains("gpumem_pool_memory_wait_seconds_sum{pool=\"device\"}")
+			.contains("gpumem_device_memory_total_bytes{device=\"0\"}")
+			.contains("gpumem_device_memory_budget_bytes{device=\"0\"}")
+			.contains("gpumem_pool_memory_max_bytes{pool=\"device\"}")
+			.contains("gpumem_pool_miss_seconds_count{pool=\"device\"}")
+			.contains("gpumem_pool_leaks_buffers_total{pool=\"device\"}")
+			.contains("gpumem_transfer_bytes_total{device=\"0\",direction=\"upload\"}")
+			.contains("gpumem_transfer_seconds_sum{device=\"0\",direction=\"download\"}");
 	}
 
 }
