@@ -1,7 +1,15 @@
 package io.gpumem.sample;
 
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.MatchResult;
+import java.util.regex.Pattern;
+import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
 
@@ -99,6 +107,32 @@ class SampleServiceHttpTest extends SampleContractTests {
 			.exchange()
 			.expectStatus()
 			.isEqualTo(405);
+	}
+
+	@Test
+	void everyMetricTheDashboardAndTheRulesReadIsExported() throws IOException {
+		contract().addAndSaxpy();
+		String scrape = this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
+		Set<String> exported = scrape.lines()
+			.filter((line) -> !line.isBlank() && !line.startsWith("#"))
+			.map((line) -> line.split("[{ ]", 2)[0])
+			.collect(Collectors.toSet());
+		Path ops = Path.of("..", "ops");
+		String rules = Files.readString(ops.resolve("prometheus/gpumem-rules.yml"));
+		String dashboard = Files.readString(ops.resolve("grafana/gpumem-dashboard.json"));
+		Set<String> recorded = Pattern.compile("record: (\\S+)").matcher(rules).results()
+			.map((match) -> match.group(1))
+			.collect(Collectors.toSet());
+		Set<String> read = Pattern.compile("\\bgpumem[_:][a-z0-9_:]+").matcher(rules + dashboard).results()
+			.map(MatchResult::group)
+			.collect(Collectors.toCollection(TreeSet::new));
+		assertThat(read).hasSizeGreaterThan(15);
+		read.forEach((name) -> assertThat(name.contains(":") ? recorded : exported).as(name).contains(name));
 	}
 
 	@Test
