@@ -137,6 +137,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		this.ledger = new Ledger(allocator, classes);
 		this.retry = new OutOfMemoryRetry(config.oomRetries());
 		this.leaks = new LeakWatch(config.leakDetection());
+		long start = System.nanoTime();
 		try {
 			config.warm().forEach((size, count) -> warm(size, count));
 		}
@@ -144,6 +145,11 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			close();
 			throw ex;
 		}
+		LOGGER.log(System.Logger.Level.INFO, () -> String.format(
+				"Pool '%s' (%s) started: %d size classes %s to %s, %s warmed in %d ms, at most %s cached", this.name,
+				allocator.kind(), classes, ByteSizes.format(this.ladder.size(0)),
+				ByteSizes.format(this.ladder.largest()), ByteSizes.format(this.ledger.reservedBytes()),
+				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), ByteSizes.format(this.maxCachedBytes)));
 		long period = (this.idleTrimNanos > 0)
 				? Math.min(MAINTENANCE_PERIOD_NANOS, Math.max(1_000_000L, this.idleTrimNanos / 4))
 				: MAINTENANCE_PERIOD_NANOS;
