@@ -84,27 +84,32 @@ public final class GpumemAutoConfiguration {
 	@Bean(name = "gpumemDevicePool")
 	@ConditionalOnMissingBean(name = "gpumemDevicePool")
 	@Primary
-	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties) {
+	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
+			ObjectProvider<GpumemPoolCustomizer> customizers) {
 		GpumemProperties.DevicePool pool = properties.getDevicePool();
 		return pool("device", "gpumem.device-pool", new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget),
-				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties));
+				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties,
+						customizers.orderedStream().toList()));
 	}
 
 	@Bean(name = "gpumemPinnedPool")
 	@ConditionalOnMissingBean(name = "gpumemPinnedPool")
 	@ConditionalOnBooleanProperty(name = "gpumem.pinned-pool.enabled", matchIfMissing = true)
-	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties) {
+	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties,
+			ObjectProvider<GpumemPoolCustomizer> customizers) {
 		return pool("pinned", "gpumem.pinned-pool", backend.allocator(MemoryKind.PINNED), PoolConfigs.from("pinned",
-				"gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT, properties));
+				"gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT, properties,
+				customizers.orderedStream().toList()));
 	}
 
 	@Bean(name = "gpumemUnifiedPool")
 	@ConditionalOnMissingBean(name = "gpumemUnifiedPool")
 	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
-	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties) {
+	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
+			ObjectProvider<GpumemPoolCustomizer> customizers) {
 		return pool("unified", "gpumem.unified-pool", new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget),
 				PoolConfigs.from("unified", "gpumem.unified-pool", properties.getUnifiedPool(), PoolPreset.DEFAULT,
-						properties));
+						properties, customizers.orderedStream().toList()));
 	}
 
 	@Bean

@@ -1,12 +1,14 @@
 package io.gpumem.autoconfigure;
 
+import java.util.List;
+
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.util.unit.DataSize;
 
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
 
-/** Builds pool configurations from the properties of one pool. */
+/** Builds pool configurations from the properties of one pool, then the {@link GpumemPoolCustomizer}s. */
 final class PoolConfigs {
 
 	private PoolConfigs() {
@@ -17,7 +19,7 @@ final class PoolConfigs {
 	 * @throws InvalidConfigurationPropertyValueException naming {@code prefix} if the properties do not make a pool
 	 */
 	static PoolConfig from(String name, String prefix, GpumemProperties.Pool pool, PoolPreset preset,
-			GpumemProperties properties) {
+			GpumemProperties properties, List<GpumemPoolCustomizer> customizers) {
 		try {
 			PoolConfig.Builder builder = PoolConfig.builder(name)
 				.preset(preset)
@@ -35,6 +37,7 @@ final class PoolConfigs {
 			if (pool.getMaxCached() != null) {
 				builder.maxCachedBytes(pool.getMaxCached().toBytes());
 			}
+			customizers.forEach((customizer) -> customizer.customize(name, builder));
 			return builder.build();
 		}
 		catch (IllegalArgumentException ex) {

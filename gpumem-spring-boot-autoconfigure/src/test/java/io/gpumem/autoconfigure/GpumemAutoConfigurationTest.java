@@ -16,6 +16,7 @@ import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.core.Ordered;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.AllocatorDecorator;
@@ -270,6 +271,46 @@ class GpumemAutoConfigurationTest {
 			assertThat(properties).contains("gpumem." + pool + ".warm", "gpumem." + pool + ".max-cached-buffers");
 			assertThat(hinted).contains("gpumem." + pool + ".warm.keys", "gpumem." + pool + ".max-cached-buffers.keys");
 		}
+	}
+
+	@Test
+	void poolCustomizersRunInOrderAfterThePropertiesForEveryPool() {
+		List<String> customized = new CopyOnWriteArrayList<>();
+		this.runner.withPropertyValues("gpumem.device-pool.max-cached=8MB", "gpumem.unified-pool.enabled=true")
+			.withBean("second", GpumemPoolCustomizer.class, () -> new OrderedCustomizer(2, (pool, config) -> {
+				customized.add(pool + " 2");
+				config.maxCachedBytes(2 * config.build().maxCachedBytes());
+			}))
+			.withBean("first", GpumemPoolCustomizer.class, () -> new OrderedCustomizer(1, (pool, config) -> {
+				customized.add(pool + " 1");
+				if (pool.equals("device")) {
+					config.sizeClasses(4096, 65536).warm(65536, 2);
+				}
+			}))
+			.run((context) -> {
+				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				assertThat(device.maxCachedBytes()).as("the property, then doubled").isEqualTo(16L << 20);
+				assertThat(device.statistics().cachedBytes()).isEqualTo(2 * 65536);
+				assertThat(customized).containsExactlyInAnyOrder("device 1", "device 2", "pinned 1", "pinned 2",
+						"unified 1", "unified 2");
+				assertThat(customized.indexOf("device 1")).isLessThan(customized.indexOf("device 2"));
+			});
+	}
+
+	/** A customizer with an order, as a bean implementing {@code Ordered} would be. */
+	private record OrderedCustomizer(int order, GpumemPoolCustomizer delegate)
+			implements GpumemPoolCustomizer, Ordered {
+
+		@Override
+		public void customize(String pool, PoolConfig.Builder config) {
+			this.delegate.customize(pool, config);
+		}
+
+		@Override
+		public int getOrder() {
+			return this.order;
+		}
+
 	}
 
 	@Test
