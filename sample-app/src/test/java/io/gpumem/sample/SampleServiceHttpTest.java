@@ -12,6 +12,7 @@ import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.resttestclient.autoconfigure.AutoConfigureRestTestClient;
@@ -21,6 +22,7 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.autoconfigure.GpumemProperties;
+import io.gpumem.autoconfigure.test.NoBuffersLentExtension;
 import io.gpumem.pool.PoolStatistics;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,6 +31,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "sample.max-elements=200000" })
 @AutoConfigureRestTestClient
+@ExtendWith(NoBuffersLentExtension.class)
 class SampleServiceHttpTest extends SampleContractTests {
 
 	@Autowired
