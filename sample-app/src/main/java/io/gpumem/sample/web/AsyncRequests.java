@@ -55,6 +55,12 @@ class AsyncRequests {
 			reservation.bodyParsed();
 		}
 		DisconnectWatcher.Watch watch = this.disconnects.watch(request, () -> deadline.cancel(CLIENT_GONE));
+		Runnable workOver = () -> {
+			watch.close();
+			if (reservation != null) {
+				reservation.close();
+			}
+		};
 		DeferredResult<T> result = new DeferredResult<>(this.timeout.toMillis());
 		result.onTimeout(() -> {
 			watch.close();
@@ -77,10 +83,7 @@ class AsyncRequests {
 					failure = ex;
 				}
 				finally {
-					watch.close();
-					if (reservation != null) {
-						reservation.close();
-					}
+					workOver.run();
 				}
 				if (failure != null) {
 					result.setErrorResult(failure);
@@ -91,10 +94,7 @@ class AsyncRequests {
 			});
 		}
 		catch (TaskRejectedException ex) {
-			watch.close();
-			if (reservation != null) {
-				reservation.close();
-			}
+			workOver.run();
 			throw new OverloadedException("the service is busy: every worker is taken and the queue is full "
 					+ "(spring.task.execution.pool)", Duration.ofSeconds(1));
 		}
