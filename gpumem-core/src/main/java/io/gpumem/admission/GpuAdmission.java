@@ -7,6 +7,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.gpumem.config.InvalidSettingException;
+
 /**
  * A limit on the GPU work a device runs at once: at most {@code maxConcurrent} pieces of work hold a
  * {@link Permit}, the others wait for one in order of arrival, each at most its wait, and are turned away
@@ -44,11 +46,10 @@ public final class GpuAdmission {
 	public GpuAdmission(String name, int maxConcurrent, Duration maxWait) {
 		this.name = Objects.requireNonNull(name, "name");
 		if (maxConcurrent < 0) {
-			throw new IllegalArgumentException("the most concurrent GPU work must be 0 (no limit) or more, not "
-					+ maxConcurrent);
+			throw new InvalidSettingException("max-concurrent", maxConcurrent, "must be 0 (no limit) or more");
 		}
 		if (maxWait == null || maxWait.isNegative()) {
-			throw new IllegalArgumentException("the wait for admission must be 0 or more, not " + maxWait);
+			throw new InvalidSettingException("max-wait", maxWait, "must be 0 or more");
 		}
 		this.maxConcurrent = maxConcurrent;
 		this.maxWait = maxWait;

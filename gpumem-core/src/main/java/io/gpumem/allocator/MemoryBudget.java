@@ -2,6 +2,7 @@ package io.gpumem.allocator;
 
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
 
 /**
@@ -28,7 +29,7 @@ public final class MemoryBudget {
 	 */
 	public static MemoryBudget ofFraction(long totalBytes, double fraction) {
 		if (!(fraction > 0.0 && fraction <= 1.0)) {
-			throw new IllegalArgumentException("memory fraction must lie in (0, 1]: " + fraction);
+			throw new InvalidSettingException("memory-fraction", fraction, "must lie in (0, 1]");
 		}
 		return new MemoryBudget(Math.max(1, (long) Math.floor(totalBytes * fraction)));
 	}

@@ -5,6 +5,7 @@ import java.lang.System.Logger.Level;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.CudaDriver;
 import io.gpumem.cuda.CudaProbe;
@@ -57,6 +58,9 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes,
 			long hostPinnedCapacityBytes, Supplier<? extends CudaDriver> driver) {
 		Objects.requireNonNull(type, "backend type");
+		if (device < 0) {
+			throw new InvalidSettingException("device", device, "must be 0 or more");
+		}
 		Supplier<? extends CudaDriver> loader = (driver != null) ? driver : CudaProbe::jcuda;
 		BackendSelection selection = switch (type) {
 			case HOST -> host(hostCapacityBytes, hostPinnedCapacityBytes, "the host backend was configured", null);

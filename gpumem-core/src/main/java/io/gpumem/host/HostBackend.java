@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
@@ -37,8 +38,8 @@ public final class HostBackend implements GpuBackend {
 
 	/** An emulated device of the given capacity and a pinned-memory capacity of its own. */
 	public HostBackend(long capacityBytes, long pinnedCapacityBytes) {
-		requirePositive("host capacity", capacityBytes);
-		requirePositive("host pinned capacity", pinnedCapacityBytes);
+		requirePositive("capacity", capacityBytes);
+		requirePositive("pinned-capacity", pinnedCapacityBytes);
 		Capacity device = new Capacity(capacityBytes);
 		this.allocators.put(MemoryKind.DEVICE, new HostAllocator(MemoryKind.DEVICE, device));
 		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device));
@@ -93,9 +94,9 @@ public final class HostBackend implements GpuBackend {
 		return describe();
 	}
 
-	private static void requirePositive(String name, long bytes) {
+	private static void requirePositive(String setting, long bytes) {
 		if (bytes <= 0) {
-			throw new IllegalArgumentException(name + " must be positive: " + bytes);
+			throw new InvalidSettingException(setting, bytes, "must be positive");
 		}
 	}
 

@@ -24,4 +24,18 @@ public final class ByteSizes {
 		return String.format(Locale.ROOT, "%.2f %s", value, UNITS[unit]);
 	}
 
+	/**
+	 * A byte count in the largest of B, KB, MB, GB and TB (binary multiples) that holds it exactly, as
+	 * configuration names sizes: 4096 is "4KB", 1000 is "1000B".
+	 */
+	public static String exact(long bytes) {
+		String[] units = { "B", "KB", "MB", "GB", "TB" };
+		int unit = 0;
+		while (unit < units.length - 1 && bytes != 0 && bytes % 1024 == 0) {
+			bytes /= 1024;
+			unit++;
+		}
+		return bytes + units[unit];
+	}
+
 }

@@ -5,6 +5,9 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
 
+import io.gpumem.config.InvalidSettingException;
+import io.gpumem.memory.ByteSizes;
+
 /**
  * The settings of a {@link StratifiedMemoryPool}: its ladder, warm-up, caps, trimming, retries and leak
  * detection. Built with {@link #builder(String)}; immutable.
@@ -42,12 +45,8 @@ public final class PoolConfig {
 		this.maxWait = builder.maxWait;
 		this.leakDetection = builder.leakDetection;
 		this.stripes = builder.stripes;
-		for (Long size : this.warm.keySet()) {
-			requireClass("warm", size);
-		}
-		for (Long size : this.maxCachedBuffers.keySet()) {
-			requireClass("max-cached-buffers", size);
-		}
+		this.warm.forEach((size, count) -> requireClass("warm", size, count));
+		this.maxCachedBuffers.forEach((size, count) -> requireClass("max-cached-buffers", size, count));
 	}
 
 	/** A builder with the {@link PoolPreset#DEFAULT} settings. */
@@ -119,10 +118,11 @@ public final class PoolConfig {
 		return 0;
 	}
 
-	private void requireClass(String setting, long size) {
+	private void requireClass(String setting, long size, int count) {
 		if (this.sizeClasses.exactIndexOf(size) < 0) {
-			throw new IllegalArgumentException(setting + " names " + size + " bytes, which is not a size class of pool '"
-					+ this.name + "': classes are " + this.sizeClasses);
+			throw new InvalidSettingException(setting + "[" + ByteSizes.exact(size) + "]", count,
+					"names " + size + " bytes, which is not a size class of pool '" + this.name + "': classes are "
+							+ this.sizeClasses);
 		}
 	}
 
@@ -180,7 +180,7 @@ public final class PoolConfig {
 		/** Allocates {@code count} buffers of the class of {@code classSize} bytes at start. */
 		public Builder warm(long classSize, int count) {
 			if (count < 0) {
-				throw new IllegalArgumentException("warm count must not be negative: " + count);
+				throw new InvalidSettingException("warm[" + ByteSizes.exact(classSize) + "]", count, "must not be negative");
 			}
 			this.warm.put(classSize, count);
 			return this;
@@ -189,7 +189,8 @@ public final class PoolConfig {
 		/** Caches at most {@code count} buffers of the class of {@code classSize} bytes. */
 		public Builder maxCachedBuffers(long classSize, int count) {
 			if (count < 0) {
-				throw new IllegalArgumentException("max cached buffers must not be negative: " + count);
+				throw new InvalidSettingException("max-cached-buffers[" + ByteSizes.exact(classSize) + "]", count,
+						"must not be negative");
 			}
 			this.maxCachedBuffers.put(classSize, count);
 			return this;
@@ -198,7 +199,7 @@ public final class PoolConfig {
 		/** Caches at most this many bytes in all classes together. */
 		public Builder maxCachedBytes(long bytes) {
 			if (bytes < 0) {
-				throw new IllegalArgumentException("max cached bytes must not be negative: " + bytes);
+				throw new InvalidSettingException("max-cached", bytes, "must not be negative");
 			}
 			this.maxCachedBytes = bytes;
 			return this;
@@ -207,7 +208,7 @@ public final class PoolConfig {
 		/** Releases cached buffers unused for this long; {@code null} or zero turns idle trimming off. */
 		public Builder idleTrimAfter(Duration idleTime) {
 			if (idleTime != null && idleTime.isNegative()) {
-				throw new IllegalArgumentException("idle trim time must not be negative: " + idleTime);
+				throw new InvalidSettingException("idle-trim-after", idleTime, "must not be negative (zero turns it off)");
 			}
 			this.idleTrimAfter = (idleTime == null || idleTime.isZero()) ? null : idleTime;
 			return this;
@@ -219,7 +220,7 @@ public final class PoolConfig {
 		 */
 		public Builder oomRetries(int retries) {
 			if (retries < 0) {
-				throw new IllegalArgumentException("oom retries must not be negative: " + retries);
+				throw new InvalidSettingException("oom-retries", retries, "must not be negative");
 			}
 			this.oomRetries = retries;
 			return this;
@@ -231,7 +232,7 @@ public final class PoolConfig {
 		 */
 		public Builder maxWait(Duration maxWait) {
 			if (maxWait == null || maxWait.isNegative()) {
-				throw new IllegalArgumentException("the wait for memory must be zero or more: " + maxWait);
+				throw new InvalidSettingException("max-wait", maxWait, "must be zero or more");
 			}
 			this.maxWait = maxWait;
 			return this;
@@ -245,7 +246,7 @@ public final class PoolConfig {
 		/** Number of free-list stripes, rounded up to a power of two; by default twice the processors. */
 		public Builder stripes(int stripes) {
 			if (stripes <= 0 || stripes > (1 << 16)) {
-				throw new IllegalArgumentException("stripes must lie in [1, 65536]: " + stripes);
+				throw new InvalidSettingException("stripes", stripes, "must lie in [1, 65536]");
 			}
 			this.stripes = (stripes == 1) ? 1 : Integer.highestOneBit(stripes - 1) << 1;
 			return this;

@@ -4,6 +4,7 @@ import java.util.Arrays;
 import java.util.stream.Collectors;
 import java.util.stream.LongStream;
 
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
 
 /**
@@ -32,15 +33,16 @@ public final class SizeClassLadder {
 
 	private SizeClassLadder(long[] sizes) {
 		if (sizes.length == 0) {
-			throw new IllegalArgumentException("a size-class ladder needs at least one class");
+			throw new InvalidSettingException("size-classes", "[]", "needs at least one class");
 		}
 		for (int i = 0; i < sizes.length; i++) {
 			if (sizes[i] <= 0) {
-				throw new IllegalArgumentException("size classes must be positive: " + sizes[i]);
+				throw new InvalidSettingException("size-classes", Arrays.toString(sizes),
+						"must all be positive (class " + i + " is " + sizes[i] + ")");
 			}
 			if (i > 0 && sizes[i] <= sizes[i - 1]) {
-				throw new IllegalArgumentException("size classes must be strictly ascending: " + sizes[i - 1]
-						+ " is followed by " + sizes[i]);
+				throw new InvalidSettingException("size-classes", Arrays.toString(sizes),
+						"must be strictly ascending (" + sizes[i - 1] + " is followed by " + sizes[i] + ")");
 			}
 		}
 		this.sizes = sizes;

@@ -20,6 +20,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
@@ -158,8 +159,8 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 	/** Checks every {@code interval} on a daemon thread of the handler's own, until {@link #close()}. */
 	public synchronized void start(Duration interval) {
-		if (interval.isZero() || interval.isNegative()) {
-			throw new IllegalArgumentException("pressure check interval must be positive: " + interval);
+		if (interval == null || interval.isZero() || interval.isNegative()) {
+			throw new InvalidSettingException("check-interval", interval, "must be positive");
 		}
 		if (this.scheduler != null) {
 			throw new IllegalStateException("pressure handler already started");

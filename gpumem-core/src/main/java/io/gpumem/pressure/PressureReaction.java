@@ -1,5 +1,7 @@
 package io.gpumem.pressure;
 
+import io.gpumem.config.InvalidSettingException;
+
 /**
  * What the pressure handler does at a level: nothing, shrink the pools' caches to a target
  * utilization, or call its callbacks.
@@ -47,8 +49,7 @@ public sealed interface PressureReaction {
 
 		public Shrink {
 			if (!(targetUtilization > 0 && targetUtilization <= 1)) {
-				throw new IllegalArgumentException(
-						"shrink target utilization must be in (0, 1], but was " + targetUtilization);
+				throw new InvalidSettingException("shrink-target", targetUtilization, "must be in (0, 1]");
 			}
 		}
 

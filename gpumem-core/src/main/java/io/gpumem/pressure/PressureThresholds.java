@@ -1,5 +1,7 @@
 package io.gpumem.pressure;
 
+import io.gpumem.config.InvalidSettingException;
+
 /**
  * The utilizations at which pressure becomes elevated, warning and critical.
  *
@@ -13,12 +15,21 @@ public record PressureThresholds(double elevated, double warning, double critica
 	public static final PressureThresholds DEFAULTS = new PressureThresholds(0.6, 0.75, 0.9);
 
 	/**
-	 * @throws IllegalArgumentException unless {@code 0 < elevated < warning < critical <= 1}
+	 * @throws io.gpumem.config.InvalidSettingException naming the first threshold that breaks {@code 0 < elevated < warning < critical <= 1}
 	 */
 	public PressureThresholds {
-		if (!(elevated > 0 && elevated < warning && warning < critical && critical <= 1)) {
-			throw new IllegalArgumentException("pressure thresholds must satisfy 0 < elevated < warning < critical <= 1,"
-					+ " but elevated=" + elevated + ", warning=" + warning + ", critical=" + critical);
+		String order = "; thresholds must satisfy 0 < elevated < warning < critical <= 1";
+		if (!(elevated > 0)) {
+			throw new InvalidSettingException("elevated", elevated, "must be above 0" + order);
+		}
+		if (!(warning > elevated)) {
+			throw new InvalidSettingException("warning", warning, "must be above elevated (" + elevated + ")" + order);
+		}
+		if (!(critical > warning)) {
+			throw new InvalidSettingException("critical", critical, "must be above warning (" + warning + ")" + order);
+		}
+		if (!(critical <= 1)) {
+			throw new InvalidSettingException("critical", critical, "must be 1 or less" + order);
 		}
 	}
 

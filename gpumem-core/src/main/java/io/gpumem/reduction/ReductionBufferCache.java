@@ -12,6 +12,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -84,7 +85,7 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 	public ReductionBufferCache(String name, MemoryAllocator allocator, StratifiedMemoryPool pinned,
 			int maxBuffersPerKey) {
 		if (maxBuffersPerKey < 0) {
-			throw new IllegalArgumentException("max buffers per key must not be negative: " + maxBuffersPerKey);
+			throw new InvalidSettingException("max-buffers-per-key", maxBuffersPerKey, "must not be negative");
 		}
 		if (pinned.kind() != MemoryKind.PINNED) {
 			throw new IllegalArgumentException("results are read through a PINNED pool, not " + pinned.kind());

@@ -117,9 +117,9 @@ class GpuAdmissionTest {
 	@Test
 	void badSettingsAreRefusedNamingTheValue() {
 		assertThatIllegalArgumentException().isThrownBy(() -> new GpuAdmission("d", -1, Duration.ZERO))
-			.withMessage("the most concurrent GPU work must be 0 (no limit) or more, not -1");
+			.withMessage("max-concurrent must be 0 (no limit) or more, not -1");
 		assertThatIllegalArgumentException().isThrownBy(() -> new GpuAdmission("d", 1, Duration.ofSeconds(-2)))
-			.withMessage("the wait for admission must be 0 or more, not PT-2S");
+			.withMessage("max-wait must be 0 or more, not PT-2S");
 	}
 
 	private static void await(BooleanSupplier condition) throws InterruptedException {

@@ -63,7 +63,7 @@ class AllocatorDecoratorsTest {
 	void limitFromAFractionOfTheDevice() {
 		assertThat(LimitingAllocator.ofFraction(this.device, 0.5).limitBytes()).isEqualTo(512 * 1024);
 		assertThatIllegalArgumentException().isThrownBy(() -> LimitingAllocator.ofFraction(this.device, 0))
-			.withMessageContaining("(0, 1]: 0.0");
+			.withMessage("memory-fraction must lie in (0, 1], not 0.0");
 		assertThatIllegalArgumentException().isThrownBy(() -> LimitingAllocator.ofFraction(this.device, 1.5))
 			.withMessageContaining("1.5");
 		assertThatIllegalArgumentException().isThrownBy(() -> new LimitingAllocator(this.device, 0));

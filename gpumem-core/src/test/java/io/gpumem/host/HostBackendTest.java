@@ -108,7 +108,7 @@ class HostBackendTest {
 		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(Long.MAX_VALUE))
 			.withMessageContaining("largest block");
 		assertThatIllegalArgumentException().isThrownBy(() -> new HostBackend(-1))
-			.withMessageContaining("host capacity must be positive: -1");
+			.withMessage("capacity must be positive, not -1");
 		assertThat(device.memoryInfo().freeBytes()).isEqualTo(1 << 20);
 	}
 

@@ -164,7 +164,7 @@ class MemoryWaitTest {
 		assertThatIllegalArgumentException().isThrownBy(() -> this.pool.acquire(BLOCK, Duration.ofSeconds(-1)))
 			.withMessageContaining("PT-1S");
 		assertThatIllegalArgumentException().isThrownBy(() -> PoolConfig.builder("p").maxWait(Duration.ofMillis(-5)))
-			.withMessageContaining("the wait for memory must be zero or more: PT-0.005S");
+			.withMessage("max-wait must be zero or more, not PT-0.005S");
 	}
 
 	private List<PooledBuffer> fill() {

@@ -69,9 +69,9 @@ class SizeClassLadderTest {
 		assertThat(ladder.indexOf(1025)).isEqualTo(-1);
 		assertThat(ladder).hasToString("[256 B, 1.00 KiB]");
 		assertThatIllegalArgumentException().isThrownBy(() -> SizeClassLadder.of(1024, 256))
-			.withMessageContaining("strictly ascending: 1024 is followed by 256");
+			.withMessage("size-classes must be strictly ascending (1024 is followed by 256), not [1024, 256]");
 		assertThatIllegalArgumentException().isThrownBy(() -> SizeClassLadder.of(0, 256))
-			.withMessageContaining("positive: 0");
+			.withMessageContaining("must all be positive (class 0 is 0)");
 		assertThatIllegalArgumentException().isThrownBy(SizeClassLadder::of).withMessageContaining("at least one");
 		assertThatIllegalArgumentException().isThrownBy(() -> SizeClassLadder.geometric(512, 256, 4, 128));
 	}

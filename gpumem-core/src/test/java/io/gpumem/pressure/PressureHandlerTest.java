@@ -17,6 +17,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
@@ -56,10 +57,15 @@ class PressureHandlerTest {
 
 	@Test
 	void thresholdsOutOfOrderAreRefusedNamingTheValues() {
-		assertThatIllegalArgumentException().isThrownBy(() -> new PressureThresholds(0.8, 0.75, 0.9))
-			.withMessageContaining("elevated=0.8, warning=0.75, critical=0.9")
-			.withMessageContaining("0 < elevated < warning < critical <= 1");
-		assertThatIllegalArgumentException().isThrownBy(() -> new PressureThresholds(0.5, 0.7, 1.2));
+		assertThatExceptionOfType(InvalidSettingException.class).isThrownBy(() -> new PressureThresholds(0.8, 0.75, 0.9))
+			.withMessage("warning must be above elevated (0.8); thresholds must satisfy 0 < elevated < warning"
+					+ " < critical <= 1, not 0.75")
+			.satisfies((ex) -> assertThat(ex.setting()).isEqualTo("warning"));
+		assertThatExceptionOfType(InvalidSettingException.class).isThrownBy(() -> new PressureThresholds(0.5, 0.7, 1.2))
+			.satisfies((ex) -> assertThat(ex.setting()).isEqualTo("critical"))
+			.satisfies((ex) -> assertThat(ex.value()).isEqualTo(1.2));
+		assertThatExceptionOfType(InvalidSettingException.class).isThrownBy(() -> new PressureThresholds(0, 0.7, 0.9))
+			.satisfies((ex) -> assertThat(ex.setting()).isEqualTo("elevated"));
 		assertThatIllegalArgumentException().isThrownBy(() -> PressureReaction.shrink(0))
 			.withMessageContaining("(0, 1]");
 		assertThatIllegalArgumentException().isThrownBy(

@@ -14,6 +14,7 @@ import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.context.annotation.Primary;
+import org.springframework.core.env.Environment;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.LimitingAllocator;
@@ -55,9 +56,11 @@ public final class GpumemAutoConfiguration {
 	BackendSelection gpumemBackendSelection(GpumemProperties properties, ObjectProvider<CudaDriver> driver) {
 		GpumemProperties.Host host = properties.getHost();
 		CudaDriver custom = driver.getIfAvailable();
-		return BackendSelection.select(properties.getBackend(), properties.getDevice(), host.getCapacity().toBytes(),
-				(host.getPinnedCapacity() != null) ? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes(),
-				(custom != null) ? () -> custom : null);
+		return InvalidProperties.named((setting) -> setting.equals("device") ? "gpumem.device" : "gpumem.host." + setting,
+				() -> BackendSelection.select(properties.getBackend(), properties.getDevice(),
+						host.getCapacity().toBytes(), (host.getPinnedCapacity() != null)
+								? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes(),
+						(custom != null) ? () -> custom : null));
 	}
 
 	@Bean
@@ -77,39 +80,39 @@ public final class GpumemAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	MemoryBudget gpumemDeviceBudget(GpuBackend backend, GpumemProperties properties) {
-		return MemoryBudget.ofFraction(backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes(),
-				properties.getMemoryFraction());
+		long total = backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes();
+		return InvalidProperties.under("gpumem", () -> MemoryBudget.ofFraction(total, properties.getMemoryFraction()));
 	}
 
 	@Bean(name = "gpumemDevicePool")
 	@ConditionalOnMissingBean(name = "gpumemDevicePool")
 	@Primary
 	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
-			ObjectProvider<GpumemPoolCustomizer> customizers) {
+			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
 		GpumemProperties.DevicePool pool = properties.getDevicePool();
 		return pool("device", "gpumem.device-pool", new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget),
 				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties,
-						customizers.orderedStream().toList()));
+						customizers.orderedStream().toList(), environment));
 	}
 
 	@Bean(name = "gpumemPinnedPool")
 	@ConditionalOnMissingBean(name = "gpumemPinnedPool")
 	@ConditionalOnBooleanProperty(name = "gpumem.pinned-pool.enabled", matchIfMissing = true)
 	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties,
-			ObjectProvider<GpumemPoolCustomizer> customizers) {
+			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
 		return pool("pinned", "gpumem.pinned-pool", backend.allocator(MemoryKind.PINNED), PoolConfigs.from("pinned",
 				"gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT, properties,
-				customizers.orderedStream().toList()));
+				customizers.orderedStream().toList(), environment));
 	}
 
 	@Bean(name = "gpumemUnifiedPool")
 	@ConditionalOnMissingBean(name = "gpumemUnifiedPool")
 	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
 	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
-			ObjectProvider<GpumemPoolCustomizer> customizers) {
+			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
 		return pool("unified", "gpumem.unified-pool", new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget),
 				PoolConfigs.from("unified", "gpumem.unified-pool", properties.getUnifiedPool(), PoolPreset.DEFAULT,
-						properties, customizers.orderedStream().toList()));
+						properties, customizers.orderedStream().toList(), environment));
 	}
 
 	@Bean
@@ -118,8 +121,8 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "gpumem.reduction-cache.enabled", matchIfMissing = true)
 	ReductionBufferCache gpumemReductionCache(@Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
 			@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool, GpumemProperties properties) {
-		return new ReductionBufferCache("reduction", devicePool.allocator(), pinnedPool,
-				properties.getReductionCache().getMaxBuffersPerKey());
+		return InvalidProperties.under("gpumem.reduction-cache", () -> new ReductionBufferCache("reduction",
+				devicePool.allocator(), pinnedPool, properties.getReductionCache().getMaxBuffersPerKey()));
 	}
 
 	@Bean
@@ -134,7 +137,8 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnMissingBean
 	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties) {
 		GpumemProperties.Admission admission = properties.getAdmission();
-		return new GpuAdmission(backend.name() + " device " + backend.deviceId(), admission.getMaxConcurrent(), admission.getMaxWait());
+		return InvalidProperties.under("gpumem.admission", () -> new GpuAdmission(
+				backend.name() + " device " + backend.deviceId(), admission.getMaxConcurrent(), admission.getMaxWait()));
 	}
 
 	@Bean
@@ -147,7 +151,8 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnMissingBean
 	PressureThresholds gpumemPressureThresholds(GpumemProperties properties) {
 		GpumemProperties.Thresholds thresholds = properties.getPressure().getThresholds();
-		return new PressureThresholds(thresholds.getElevated(), thresholds.getWarning(), thresholds.getCritical());
+		return InvalidProperties.under("gpumem.pressure.thresholds", () -> new PressureThresholds(
+				thresholds.getElevated(), thresholds.getWarning(), thresholds.getCritical()));
 	}
 
 	private static StratifiedMemoryPool pool(String name, String prefix, MemoryAllocator allocator,
@@ -173,18 +178,22 @@ public final class GpumemAutoConfiguration {
 				ObjectProvider<PressureListener> callbacks) {
 			GpumemProperties.Pressure pressure = properties.getPressure();
 			GpumemProperties.Reactions reactions = pressure.getReactions();
-			PressureHandler handler = PressureHandler.builder(backend::memoryInfo)
-				.pinnedMemory(backend.allocator(MemoryKind.PINNED)::memoryInfo)
-				.thresholds(thresholds)
-				.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
-				.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))
-				.reaction(PressureLevel.CRITICAL, reaction(reactions.getCritical(), pressure))
-				.build();
+			PressureHandler handler = InvalidProperties.under("gpumem.pressure",
+					() -> PressureHandler.builder(backend::memoryInfo)
+						.pinnedMemory(backend.allocator(MemoryKind.PINNED)::memoryInfo)
+						.thresholds(thresholds)
+						.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
+						.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))
+						.reaction(PressureLevel.CRITICAL, reaction(reactions.getCritical(), pressure))
+						.build());
 			handler.addListener((change) -> events.publishEvent(new GpumemPressureChangedEvent(handler, change)));
 			callbacks.orderedStream().forEach(handler::addCallback);
 			pools.asMap().values().forEach(handler::register);
 			handler.check();
-			handler.start(pressure.getCheckInterval());
+			InvalidProperties.under("gpumem.pressure", () -> {
+				handler.start(pressure.getCheckInterval());
+				return handler;
+			});
 			return handler;
 		}
 

@@ -9,8 +9,6 @@ import java.util.Map;
 import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
-import org.springframework.validation.Errors;
-import org.springframework.validation.Validator;
 
 import io.gpumem.backend.BackendType;
 import io.gpumem.pool.LeakDetection;
@@ -18,11 +16,12 @@ import io.gpumem.pool.PoolPreset;
 
 /**
  * Configuration of gpumem: the backend, the pools, the reduction cache, the pressure handler and leak
- * detection. Validates itself when bound, so that a mistake stops startup with a failure analysis that
- * names the property and the rule; a {@code gpumem.*} key it does not know (a typo) stops startup too.
+ * detection. Each value is checked once, by the core type it configures, as its bean is built: a value
+ * refused stops startup with a failure analysis naming the property, its value, where it was set and the
+ * rule. A {@code gpumem.*} key it does not know (a typo) stops startup too.
  */
 @ConfigurationProperties(prefix = "gpumem", ignoreUnknownFields = false)
-public class GpumemProperties implements Validator {
+public class GpumemProperties {
 
 	/** Whether to create gpumem's beans at all. */
 	private boolean enabled = true;
@@ -128,38 +127,6 @@ public class GpumemProperties implements Validator {
 		this.leakDetection = leakDetection;
 	}
 
-	@Override
-	public boolean supports(Class<?> type) {
-		return GpumemProperties.class.isAssignableFrom(type);
-	}
-
-	@Override
-	public void validate(Object target, Errors errors) {
-		GpumemProperties properties = (GpumemProperties) target;
-		if (properties.device < 0) {
-			errors.rejectValue("device", "gpumem.device", "must not be negative");
-		}
-		positive(errors, "host.capacity", properties.host.capacity);
-		positive(errors, "host.pinned-capacity", properties.host.pinnedCapacity);
-		if (!(properties.memoryFraction > 0 && properties.memoryFraction <= 1)) {
-			errors.rejectValue("memoryFraction", "gpumem.fraction", "must be in (0, 1]");
-		}
-		properties.devicePool.validate(errors, "devicePool");
-		properties.pinnedPool.validate(errors, "pinnedPool");
-		properties.unifiedPool.validate(errors, "unifiedPool");
-		if (properties.reductionCache.maxBuffersPerKey < 0) {
-			errors.rejectValue("reductionCache.maxBuffersPerKey", "gpumem.count", "must not be negative");
-		}
-		properties.pressure.validate(errors);
-		properties.admission.validate(errors);
-	}
-
-	private static void positive(Errors errors, String field, DataSize size) {
-		if (size != null && size.toBytes() <= 0) {
-			errors.rejectValue(field, "gpumem.size", "must be a positive size");
-		}
-	}
-
 	/** The host backend, used when no CUDA device is (or is to be) used. */
 	public static class Host {
 
@@ -202,7 +169,7 @@ public class GpumemProperties implements Validator {
 		/** The most bytes cached (free) in all classes; the preset's when not set. */
 		private DataSize maxCached;
 
-		/** Cached buffers unused this long are released; never when not set. */
+		/** Cached buffers unused this long are released; never when not set or zero. */
 		private Duration idleTrimAfter;
 
 		/**
@@ -266,38 +233,6 @@ public class GpumemProperties implements Validator {
 		@SuppressWarnings("removal")
 		public ThreadCache getThreadCache() {
 			return this.threadCache;
-		}
-
-		void validate(Errors errors, String path) {
-			long previous = 0;
-			for (int i = 0; i < this.sizeClasses.size(); i++) {
-				long size = this.sizeClasses.get(i).toBytes();
-				if (size <= previous) {
-					errors.rejectValue(path + ".sizeClasses[" + i + "]", "gpumem.size",
-							"size classes must be positive and strictly increasing");
-				}
-				previous = Math.max(previous, size);
-			}
-			counts(errors, path + ".warm", this.warm);
-			counts(errors, path + ".maxCachedBuffers", this.maxCachedBuffers);
-			if (this.maxCached != null && this.maxCached.toBytes() < 0) {
-				errors.rejectValue(path + ".maxCached", "gpumem.size", "must not be negative");
-			}
-			if (this.idleTrimAfter != null && (this.idleTrimAfter.isNegative() || this.idleTrimAfter.isZero())) {
-				errors.rejectValue(path + ".idleTrimAfter", "gpumem.duration", "must be positive");
-			}
-			if (this.maxWait != null && this.maxWait.isNegative()) {
-				errors.rejectValue(path + ".maxWait", "gpumem.duration", "must not be negative");
-			}
-		}
-
-		private static void counts(Errors errors, String path, Map<DataSize, Integer> counts) {
-			counts.forEach((size, count) -> {
-				if (size.toBytes() <= 0 || count == null || count < 0) {
-					errors.rejectValue(path, "gpumem.count",
-							"each entry needs a positive size and a count of 0 or more, not " + size + ": " + count);
-				}
-			});
 		}
 
 	}
@@ -478,24 +413,6 @@ public class GpumemProperties implements Validator {
 			this.oomRetries = oomRetries;
 		}
 
-		void validate(Errors errors) {
-			if (this.checkInterval == null || this.checkInterval.isNegative() || this.checkInterval.isZero()) {
-				errors.rejectValue("pressure.checkInterval", "gpumem.duration", "must be positive");
-			}
-			Thresholds t = this.thresholds;
-			if (!(t.elevated > 0 && t.elevated < t.warning && t.warning < t.critical && t.critical <= 1)) {
-				errors.rejectValue("pressure.thresholds", "gpumem.thresholds",
-						"must satisfy 0 < elevated < warning < critical <= 1, but elevated=" + t.elevated + ", warning="
-								+ t.warning + ", critical=" + t.critical);
-			}
-			if (!(this.shrinkTarget > 0 && this.shrinkTarget <= 1)) {
-				errors.rejectValue("pressure.shrinkTarget", "gpumem.fraction", "must be in (0, 1]");
-			}
-			if (this.oomRetries < 0) {
-				errors.rejectValue("pressure.oomRetries", "gpumem.count", "must not be negative");
-			}
-		}
-
 	}
 
 	/** Admission of GPU work: how much of it the device runs at once, and how long the rest waits. */
@@ -521,15 +438,6 @@ public class GpumemProperties implements Validator {
 
 		public void setMaxWait(Duration maxWait) {
 			this.maxWait = maxWait;
-		}
-
-		void validate(Errors errors) {
-			if (this.maxConcurrent < 0) {
-				errors.rejectValue("admission.maxConcurrent", "gpumem.count", "must be 0 (no limit) or more");
-			}
-			if (this.maxWait == null || this.maxWait.isNegative()) {
-				errors.rejectValue("admission.maxWait", "gpumem.duration", "must not be negative");
-			}
 		}
 
 	}
@@ -568,12 +476,6 @@ public class GpumemProperties implements Validator {
 
 		public void setCritical(double critical) {
 			this.critical = critical;
-		}
-
-		/** As a failure analysis shows the value: the three thresholds by name. */
-		@Override
-		public String toString() {
-			return "{elevated=" + this.elevated + ", warning=" + this.warning + ", critical=" + this.critical + "}";
 		}
 
 	}

@@ -7,16 +7,19 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
-import org.springframework.boot.context.properties.bind.validation.BindValidationException;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 import org.springframework.core.Ordered;
+import org.springframework.core.env.StandardEnvironment;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.AllocatorDecorator;
@@ -28,6 +31,7 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolPreset;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
@@ -149,8 +153,12 @@ class GpumemAutoConfigurationTest {
 		this.runner.withPropertyValues("gpumem.device-pool.size-classes=1KB,4KB", "gpumem.device-pool.warm[3KB]=5")
 			.run((context) -> {
 				assertThat(context).hasFailed();
-				assertThat(context.getStartupFailure()).rootCause().hasMessageContaining("gpumem.device-pool")
-					.hasMessageContaining("3072");
+				assertThat(context.getStartupFailure()).rootCause()
+					.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class, (ex) -> {
+						assertThat(ex.getName()).isEqualTo("gpumem.device-pool.warm[3KB]");
+						assertThat(ex.getValue()).isEqualTo(5);
+						assertThat(ex.getReason()).contains("names 3072 bytes, which is not a size class");
+					});
 			});
 	}
 
@@ -355,31 +363,47 @@ class GpumemAutoConfigurationTest {
 		});
 	}
 
+	@ParameterizedTest
+	@CsvSource(delimiter = '|', textBlock = """
+			gpumem.device=-1                                | gpumem.device                                | must be 0 or more
+			gpumem.host.capacity=-1GB                       | gpumem.host.capacity                         | must be positive
+			gpumem.host.pinned-capacity=0B                  | gpumem.host.pinned-capacity                  | must be positive
+			gpumem.memory-fraction=1.5                      | gpumem.memory-fraction                       | must lie in (0, 1]
+			gpumem.device-pool.size-classes=4KB,1KB         | gpumem.device-pool.size-classes              | strictly ascending (4096 is followed by 1024)
+			gpumem.device-pool.max-cached=-1MB              | gpumem.device-pool.max-cached                | must not be negative
+			gpumem.device-pool.max-wait=-1s                 | gpumem.device-pool.max-wait                  | must be zero or more
+			gpumem.pinned-pool.idle-trim-after=-1s          | gpumem.pinned-pool.idle-trim-after           | must not be negative
+			gpumem.device-pool.max-cached-buffers[4KB]=-1   | gpumem.device-pool.max-cached-buffers[4KB]   | must not be negative
+			gpumem.device-pool.warm[1KB]=-3                 | gpumem.device-pool.warm[1KB]                 | must not be negative
+			gpumem.device-pool.warm[1024]=-3                | gpumem.device-pool.warm[1024]                | must not be negative
+			gpumem.reduction-cache.max-buffers-per-key=-1   | gpumem.reduction-cache.max-buffers-per-key   | must not be negative
+			gpumem.pressure.thresholds.elevated=0.8         | gpumem.pressure.thresholds.warning           | must be above elevated (0.8)
+			gpumem.pressure.thresholds.critical=1.1         | gpumem.pressure.thresholds.critical          | must be 1 or less
+			gpumem.pressure.shrink-target=0                 | gpumem.pressure.shrink-target                | must be in (0, 1]
+			gpumem.pressure.check-interval=0s               | gpumem.pressure.check-interval               | must be positive
+			gpumem.pressure.oom-retries=-1                  | gpumem.pressure.oom-retries                  | must not be negative
+			gpumem.admission.max-concurrent=-2              | gpumem.admission.max-concurrent              | must be 0 (no limit) or more
+			gpumem.admission.max-wait=-1s                   | gpumem.admission.max-wait                    | must be 0 or more
+			""")
+	void aValueCoreRefusesStopsStartupNamingTheLeafPropertyAndTheRule(String property, String name, String rule) {
+		this.runner.withPropertyValues(property).run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class, (ex) -> {
+					assertThat(ex.getName()).isEqualTo(name);
+					assertThat(ex.getReason()).contains(rule);
+				});
+		});
+	}
+
 	@Test
-	void propertiesOutOfRuleStopStartupNamingThePropertyAndTheRule() {
-		this.runner.withPropertyValues("gpumem.admission.max-concurrent=-2", "gpumem.device-pool.max-wait=-1s")
-			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
-				.hasMessageContaining("admission.maxConcurrent")
-				.hasMessageContaining("must be 0 (no limit) or more")
-				.hasMessageContaining("devicePool.maxWait"));
-		this.runner.withPropertyValues("gpumem.pressure.thresholds.elevated=0.8").run((context) -> {
-			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).rootCause()
-				.isInstanceOf(BindValidationException.class)
-				.hasMessageContaining("pressure.thresholds")
-				.hasMessageContaining("0 < elevated < warning < critical <= 1");
-		});
-		this.runner.withPropertyValues("gpumem.host.capacity=-1GB").run((context) -> {
-			assertThat(context).hasFailed();
-			assertThat(context.getStartupFailure()).rootCause()
-				.isInstanceOf(BindValidationException.class)
-				.hasMessageContaining("host.capacity")
-				.hasMessageContaining("must be a positive size");
-		});
-		this.runner.withPropertyValues("gpumem.memory-fraction=1.5", "gpumem.device-pool.size-classes=4KB,1KB")
-			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
-				.hasMessageContaining("memoryFraction")
-				.hasMessageContaining("strictly increasing"));
+	void anIdleTrimOfZeroTurnsIdleTrimmingOffAsInCore() {
+		this.runner.withPropertyValues("gpumem.device-pool.idle-trim-after=0s")
+			.run((context) -> assertThat(context).hasNotFailed());
+		GpumemProperties properties = new GpumemProperties();
+		properties.getDevicePool().setIdleTrimAfter(Duration.ZERO);
+		assertThat(PoolConfigs.from("device", "gpumem.device-pool", properties.getDevicePool(), PoolPreset.DEFAULT,
+				properties, List.of(), new StandardEnvironment()).idleTrimAfter()).isNull();
 	}
 
 	@Configuration(proxyBeanMethods = false)

@@ -17,30 +17,47 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatException;
 import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
-/** What a user sees when gpumem's configuration stops startup: a failure analysis, not a bare stack trace. */
+/**
+ * What a user sees when gpumem's configuration stops startup: Boot's failure analysis naming the property
+ * as it is written, its value, the file and line that set it, and the rule, not a bare stack trace.
+ */
 @ExtendWith(OutputCaptureExtension.class)
 class StartupFailureAnalysisTest {
 
 	@Test
-	void thresholdsOutOfOrder(CapturedOutput output) {
-		start("gpumem.pressure.thresholds.elevated=0.8", "gpumem.pressure.thresholds.warning=0.7");
-		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.pressure.thresholds",
-				"must satisfy 0 < elevated < warning < critical <= 1, but elevated=0.8, warning=0.7, critical=0.9",
-				"Value: \"{elevated=0.8, warning=0.7, critical=0.9}\"", "Action:");
+	void aFractionOutOfRangeIsShownWhereItWasSet(CapturedOutput output) {
+		startWithProfile("fraction");
+		assertThat(output).contains("APPLICATION FAILED TO START",
+				"Invalid value '1.5' for configuration property 'gpumem.memory-fraction' (originating from "
+						+ "'class path resource [failure-analysis.yml] - 8:20')",
+				"must lie in (0, 1]", "Review the value of the property");
+		assertThat(output).doesNotContain("memoryFraction");
+	}
+
+	@Test
+	void thresholdsOutOfOrderNameTheThresholdThatBreaksTheOrder(CapturedOutput output) {
+		startWithProfile("thresholds");
+		assertThat(output).contains(
+				"Invalid value '0.7' for configuration property 'gpumem.pressure.thresholds.warning' (originating from "
+						+ "'class path resource [failure-analysis.yml] - 15:16')",
+				"must be above elevated (0.8); thresholds must satisfy 0 < elevated < warning < critical <= 1");
 		assertThat(output).doesNotContain("Thresholds@");
 	}
 
 	@Test
-	void aNegativeHostCapacity(CapturedOutput output) {
-		start("gpumem.host.capacity=-1GB");
-		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.host.capacity", "must be a positive size",
-				"Action:");
+	void aWarmUpThatIsNotASizeClassNamesItsMapEntry(CapturedOutput output) {
+		startWithProfile("warm");
+		assertThat(output).contains(
+				"Invalid value '5' for configuration property 'gpumem.device-pool.warm.3kb' (originating from "
+						+ "'class path resource [failure-analysis.yml] - 22:12')",
+				"names 3072 bytes, which is not a size class of pool 'device'");
 	}
 
 	@Test
-	void aWarmUpThatIsNotASizeClass(CapturedOutput output) {
-		start("gpumem.device-pool.size-classes=1KB,4KB", "gpumem.device-pool.warm[3KB]=5");
-		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.device-pool", "3072", "Action:");
+	void aValueSetInCodeIsShownWithoutAnOrigin(CapturedOutput output) {
+		start("gpumem.host.capacity=-1GB");
+		assertThat(output).contains("Invalid value '-1GB' for configuration property 'gpumem.host.capacity'",
+				"must be positive", "Action:");
 	}
 
 	@Test
@@ -51,6 +68,10 @@ class StartupFailureAnalysisTest {
 		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.backend is 'cuda' but CUDA device 0",
 				probe.reason(), "Action:");
 		assertThat(output).doesNotContain("UnsatisfiedLinkError");
+	}
+
+	private static void startWithProfile(String profile) {
+		start("spring.config.name=failure-analysis", "spring.profiles.active=" + profile);
 	}
 
 	private static void start(String... properties) {
