@@ -14,6 +14,8 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
+import io.gpumem.observation.MemoryObserver;
+import io.gpumem.observation.MemoryOperation;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -105,6 +107,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
+	private volatile MemoryObserver observer = MemoryObserver.NONE;
+
 	private final Object trimLock = new Object();
 
 	private final ScheduledFuture<?> maintenance;
@@ -169,6 +173,11 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	@Override
 	public void addListener(PoolListener listener) {
 		this.listeners.add(Objects.requireNonNull(listener, "listener"));
+	}
+
+	/** Tells {@code observer} of every miss from now on: the reserve from the allocator, with its retries and wait. */
+	public void observeWith(MemoryObserver observer) {
+		this.observer = Objects.requireNonNull(observer, "observer");
 	}
 
 	/** The allocator this pool draws on. */
@@ -509,12 +518,22 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	private Block timedReserve(int classIndex, long size, long waitNanos, int home) {
+		MemoryObserver observer = this.observer;
+		MemoryObserver.Span span = (observer != MemoryObserver.NONE)
+				? observer.start(new MemoryOperation(MemoryOperation.Type.ACQUIRE, this.name, kind(), size))
+				: MemoryObserver.Span.NONE;
 		long start = System.nanoTime();
+		Throwable failure = null;
 		try {
 			return reserve(classIndex, size, waitNanos, home);
 		}
+		catch (RuntimeException | Error ex) {
+			failure = ex;
+			throw ex;
+		}
 		finally {
 			this.missNanos.add(System.nanoTime() - start);
+			span.end(failure);
 		}
 	}
 

@@ -1,5 +1,6 @@
 package io.gpumem.transfer;
 
+import io.gpumem.observation.MemoryObserver;
 import io.gpumem.stream.GpuEvent;
 
 /**
@@ -14,12 +15,15 @@ public final class Transfer implements AutoCloseable {
 
 	private final Runnable whenComplete;
 
+	private MemoryObserver.Span span;
+
 	private boolean done;
 
-	Transfer(GpuEvent event, int copies, Runnable whenComplete) {
+	Transfer(GpuEvent event, int copies, Runnable whenComplete, MemoryObserver.Span span) {
 		this.event = event;
 		this.copies = copies;
 		this.whenComplete = whenComplete;
+		this.span = span;
 	}
 
 	/** How many copies were enqueued: fewer than the parts when adjacent parts were merged. */
@@ -35,13 +39,26 @@ public final class Transfer implements AutoCloseable {
 	/** Waits for the copies and, for a download, fills the arrays; a second call does nothing. */
 	public synchronized void await() {
 		if (!this.done) {
-			this.event.await();
-			this.done = true;
+			Throwable failure = null;
 			try {
-				this.whenComplete.run();
+				this.event.await();
+				this.done = true;
+				try {
+					this.whenComplete.run();
+				}
+				finally {
+					this.event.close();
+				}
+			}
+			catch (RuntimeException | Error ex) {
+				failure = ex;
+				throw ex;
 			}
 			finally {
-				this.event.close();
+				if (this.span != null) {
+					this.span.end(failure);
+					this.span = null;
+				}
 			}
 		}
 	}

@@ -6,6 +6,8 @@ import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.observation.MemoryObserver;
+import io.gpumem.observation.MemoryOperation;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.stream.GpuStream;
@@ -25,6 +27,8 @@ public final class Transfers {
 	private final Counters uploads = new Counters();
 
 	private final Counters downloads = new Counters();
+
+	private volatile MemoryObserver observer = MemoryObserver.NONE;
 
 	/** Transfers staged in {@code pinnedPool}, a pool of PINNED memory. */
 	public Transfers(StratifiedMemoryPool pinnedPool) {
@@ -51,7 +55,15 @@ public final class Transfers {
 	 */
 	public Transfer uploadAsync(GpuStream stream, List<TransferPart> parts) {
 		long[] offsets = layOut(parts);
-		PooledBuffer staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
+		MemoryObserver.Span span = start(MemoryOperation.Type.UPLOAD, offsets[parts.size()]);
+		PooledBuffer staged;
+		try {
+			staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
+		}
+		catch (RuntimeException ex) {
+			span.end(ex);
+			throw ex;
+		}
 		long start = this.uploads.start(offsets[parts.size()]);
 		try {
 			for (int i = 0; i < parts.size(); i++) {
@@ -60,12 +72,13 @@ public final class Transfers {
 			}
 			int copies = enqueue(parts, offsets, (from, bytes) -> stream.copy(staged, offsets[from],
 					parts.get(from).buffer(), parts.get(from).byteOffset(), bytes));
-			Transfer transfer = new Transfer(stream.record(), copies, () -> this.uploads.complete(start));
+			Transfer transfer = new Transfer(stream.record(), copies, () -> this.uploads.complete(start), span);
 			staged.closeAfter(stream);
 			return transfer;
 		}
 		catch (RuntimeException ex) {
 			staged.closeAfter(stream);
+			span.end(ex);
 			throw ex;
 		}
 	}
@@ -77,7 +90,15 @@ public final class Transfers {
 	 */
 	public Transfer downloadAsync(GpuStream stream, List<TransferPart> parts) {
 		long[] offsets = layOut(parts);
-		PooledBuffer staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
+		MemoryObserver.Span span = start(MemoryOperation.Type.DOWNLOAD, offsets[parts.size()]);
+		PooledBuffer staged;
+		try {
+			staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
+		}
+		catch (RuntimeException ex) {
+			span.end(ex);
+			throw ex;
+		}
 		long start = this.downloads.start(offsets[parts.size()]);
 		try {
 			int copies = enqueue(parts, offsets, (from, bytes) -> stream.copy(parts.get(from).buffer(),
@@ -93,10 +114,11 @@ public final class Transfers {
 				finally {
 					staged.close();
 				}
-			});
+			}, span);
 		}
 		catch (RuntimeException ex) {
 			staged.closeAfter(stream);
+			span.end(ex);
 			throw ex;
 		}
 	}
@@ -156,6 +178,18 @@ public final class Transfers {
 
 		void run(int firstPart, long bytes);
 
+	}
+
+	/** Tells {@code observer} of every transfer from now on, from its start until it is awaited. */
+	public void observeWith(MemoryObserver observer) {
+		this.observer = Objects.requireNonNull(observer, "observer");
+	}
+
+	private MemoryObserver.Span start(MemoryOperation.Type type, long bytes) {
+		MemoryObserver observer = this.observer;
+		return (observer != MemoryObserver.NONE)
+				? observer.start(new MemoryOperation(type, this.staging.name(), this.staging.kind(), bytes))
+				: MemoryObserver.Span.NONE;
 	}
 
 	/** What this has moved so far. */
