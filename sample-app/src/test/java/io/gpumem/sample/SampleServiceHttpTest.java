@@ -139,6 +139,21 @@ class SampleServiceHttpTest extends SampleContractTests {
 	}
 
 	@Test
+	void transfersAndMissesAreObservedAndTimedUnderTheirNames() {
+		contract().addAndSaxpy();
+		this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.value((scrape) -> assertThat(scrape).contains(
+					"gpumem_transfer_seconds_count{device=\"0\",direction=\"upload\",error=\"none\"}",
+					"gpumem_transfer_seconds_count{device=\"0\",direction=\"download\",error=\"none\"}",
+					"gpumem_acquire_seconds_count{error=\"none\",pool=\"pinned\"}"));
+	}
+
+	@Test
 	void eightConcurrentClientsAllGetRightAnswersAndTheBooksBalance() {
 		contract().concurrentClients(8, 15);
 		this.pools.asMap().forEach((name, pool) -> {

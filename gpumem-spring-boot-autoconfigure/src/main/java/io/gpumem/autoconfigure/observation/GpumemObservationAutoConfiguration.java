@@ -1,0 +1,42 @@
+package io.gpumem.autoconfigure.observation;
+
+import io.micrometer.observation.ObservationRegistry;
+
+import org.springframework.beans.factory.ObjectProvider;
+import org.springframework.boot.autoconfigure.AutoConfiguration;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.context.annotation.Bean;
+
+import io.gpumem.autoconfigure.GpumemAutoConfiguration;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.observation.MemoryObserver;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.transfer.Transfers;
+
+/**
+ * Micrometer Observations of gpumem's memory work, when an {@link ObservationRegistry} is present:
+ * {@code gpumem.acquire} around every pool's misses and {@code gpumem.transfer} around transfers, so
+ * that traces show them within the request and Boot's meter handler times them. A
+ * {@code GlobalObservationConvention} bean for {@link MemoryObservationContext} renames or retags them;
+ * {@code management.observations.enable.gpumem=false} turns them off.
+ */
+@AutoConfiguration(after = GpumemAutoConfiguration.class,
+		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
+@ConditionalOnClass(ObservationRegistry.class)
+@ConditionalOnBean({ ObservationRegistry.class, GpuBackend.class })
+public final class GpumemObservationAutoConfiguration {
+
+	/** The observer, set on every {@link StratifiedMemoryPool} bean and on {@link Transfers}. */
+	@Bean
+	@ConditionalOnMissingBean
+	MemoryObserver gpumemMemoryObserver(ObservationRegistry registry, GpuBackend backend,
+			ObjectProvider<StratifiedMemoryPool> pools, ObjectProvider<Transfers> transfers) {
+		MemoryObserver observer = new ObservationMemoryObserver(registry, String.valueOf(backend.deviceId()));
+		pools.orderedStream().forEach((pool) -> pool.observeWith(observer));
+		transfers.orderedStream().forEach((transfer) -> transfer.observeWith(observer));
+		return observer;
+	}
+
+}
