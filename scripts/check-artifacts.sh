@@ -16,14 +16,14 @@ version=$(sed -n '/<artifactId>gpumem-parent<\/artifactId>/,/<\/version>/s/.*<ve
 check_jar() {
 	local module=$1 name=$2 jar="$1/target/$1-$version.jar"
 	[[ -f "$jar" ]] || fail "$jar is missing: run mvn verify first"
-	unzip -p "$jar" META-INF/MANIFEST.MF | tr -d '\r' | grep -qx "Automatic-Module-Name: $name" \
+	unzip -p "$jar" META-INF/MANIFEST.MF | tr -d '\r' | grep -x "Automatic-Module-Name: $name" > /dev/null \
 		|| fail "$jar has no Automatic-Module-Name: $name"
 }
 
 check_attached() {
 	local module=$1 sources="$1/target/$1-$version-sources.jar" javadoc="$1/target/$1-$version-javadoc.jar"
-	[[ -f "$sources" ]] && unzip -l "$sources" | grep -q '\.java$' || fail "$sources is missing or holds no sources"
-	[[ -f "$javadoc" ]] && unzip -l "$javadoc" | grep -q ' index\.html$' || fail "$javadoc is missing or holds no javadoc"
+	[[ -f "$sources" ]] && unzip -l "$sources" | grep '\.java$' > /dev/null || fail "$sources is missing or holds no sources"
+	[[ -f "$javadoc" ]] && unzip -l "$javadoc" | grep ' index\.html$' > /dev/null || fail "$javadoc is missing or holds no javadoc"
 }
 
 check_jar gpumem-core io.gpumem.core

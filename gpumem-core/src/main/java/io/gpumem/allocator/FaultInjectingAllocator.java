@@ -3,6 +3,7 @@ package io.gpumem.allocator;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
@@ -34,7 +35,7 @@ public final class FaultInjectingAllocator extends AllocatorDecorator {
 	/** Fails calls number n, 2n, 3n, ... */
 	public static FaultInjectingAllocator everyNth(MemoryAllocator upstream, long n) {
 		if (n <= 0) {
-			throw new IllegalArgumentException("fault period must be positive: " + n);
+			throw new InvalidSettingException("every-nth", n, "must be positive");
 		}
 		return new FaultInjectingAllocator(upstream, n, 0.0, 0);
 	}
@@ -42,7 +43,7 @@ public final class FaultInjectingAllocator extends AllocatorDecorator {
 	/** Fails each call with probability {@code p}, drawn from a generator seeded with {@code seed}. */
 	public static FaultInjectingAllocator withProbability(MemoryAllocator upstream, double p, long seed) {
 		if (!(p >= 0.0 && p <= 1.0)) {
-			throw new IllegalArgumentException("fault probability must lie in [0, 1]: " + p);
+			throw new InvalidSettingException("probability", p, "must lie in [0, 1]");
 		}
 		return new FaultInjectingAllocator(upstream, 0, p, seed);
 	}

@@ -90,7 +90,8 @@ public final class GpumemAutoConfiguration {
 	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
 		GpumemProperties.DevicePool pool = properties.getDevicePool();
-		return pool("device", "gpumem.device-pool", new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget),
+		return pool("device", "gpumem.device-pool", FaultInjection.of("device",
+				new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget), properties.getFaultInjection()),
 				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties,
 						customizers.orderedStream().toList(), environment));
 	}
@@ -100,9 +101,10 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "gpumem.pinned-pool.enabled", matchIfMissing = true)
 	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return pool("pinned", "gpumem.pinned-pool", backend.allocator(MemoryKind.PINNED), PoolConfigs.from("pinned",
-				"gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT, properties,
-				customizers.orderedStream().toList(), environment));
+		return pool("pinned", "gpumem.pinned-pool",
+				FaultInjection.of("pinned", backend.allocator(MemoryKind.PINNED), properties.getFaultInjection()),
+				PoolConfigs.from("pinned", "gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT,
+						properties, customizers.orderedStream().toList(), environment));
 	}
 
 	@Bean(name = "gpumemUnifiedPool")
@@ -110,7 +112,8 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
 	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return pool("unified", "gpumem.unified-pool", new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget),
+		return pool("unified", "gpumem.unified-pool", FaultInjection.of("unified",
+				new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget), properties.getFaultInjection()),
 				PoolConfigs.from("unified", "gpumem.unified-pool", properties.getUnifiedPool(), PoolPreset.DEFAULT,
 						properties, customizers.orderedStream().toList(), environment));
 	}

@@ -52,6 +52,8 @@ public class GpumemProperties {
 
 	private final Admission admission = new Admission();
 
+	private final FaultInjection faultInjection = new FaultInjection();
+
 	/**
 	 * How buffers that become unreachable without being closed are found: disabled, simple (every buffer
 	 * of 64KB or more, and of smaller blocks the first lend and one in 128, watched, reclaimed and reported)
@@ -117,6 +119,10 @@ public class GpumemProperties {
 
 	public Admission getAdmission() {
 		return this.admission;
+	}
+
+	public FaultInjection getFaultInjection() {
+		return this.faultInjection;
 	}
 
 	public LeakDetection getLeakDetection() {
@@ -438,6 +444,58 @@ public class GpumemProperties {
 
 		public void setMaxWait(Duration maxWait) {
 			this.maxWait = maxWait;
+		}
+
+	}
+
+	/**
+	 * For tests: allocations refused on purpose, as the device refuses them when memory runs out, so that a
+	 * test drives the application's out-of-memory paths. Off unless every-nth or probability is set.
+	 */
+	public static class FaultInjection {
+
+		/** Refuses allocations number n, 2n, 3n, ... of each pool named. */
+		private Long everyNth;
+
+		/** Refuses each allocation of the pools named with this probability, in [0, 1]. */
+		private Double probability;
+
+		/** The seed of the draws when a probability is set, so that a failing test runs the same again. */
+		private long seed = 1;
+
+		/** The pools whose allocations are refused (device, pinned, unified); all of them when empty. */
+		private List<String> pools = new ArrayList<>();
+
+		public Long getEveryNth() {
+			return this.everyNth;
+		}
+
+		public void setEveryNth(Long everyNth) {
+			this.everyNth = everyNth;
+		}
+
+		public Double getProbability() {
+			return this.probability;
+		}
+
+		public void setProbability(Double probability) {
+			this.probability = probability;
+		}
+
+		public long getSeed() {
+			return this.seed;
+		}
+
+		public void setSeed(long seed) {
+			this.seed = seed;
+		}
+
+		public List<String> getPools() {
+			return this.pools;
+		}
+
+		public void setPools(List<String> pools) {
+			this.pools = pools;
 		}
 
 	}

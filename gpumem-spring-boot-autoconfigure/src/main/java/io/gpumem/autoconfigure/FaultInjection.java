@@ -1,0 +1,52 @@
+package io.gpumem.autoconfigure;
+
+import java.util.List;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
+
+import io.gpumem.allocator.FaultInjectingAllocator;
+import io.gpumem.memory.MemoryAllocator;
+
+/** Puts {@code gpumem.fault-injection} between a pool and its allocator, for tests. */
+final class FaultInjection {
+
+	private static final Log logger = LogFactory.getLog(FaultInjection.class);
+
+	private static final List<String> POOLS = List.of("device", "pinned", "unified");
+
+	private FaultInjection() {
+	}
+
+	/** {@code allocator}, refusing allocations as the properties say when they name {@code pool}. */
+	static MemoryAllocator of(String pool, MemoryAllocator allocator, GpumemProperties.FaultInjection faults) {
+		Long everyNth = faults.getEveryNth();
+		Double probability = faults.getProbability();
+		if (everyNth == null && probability == null) {
+			return allocator;
+		}
+		if (everyNth != null && probability != null) {
+			throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.probability", probability,
+					"set every-nth or probability, not both (every-nth is " + everyNth + ")");
+		}
+		for (String named : faults.getPools()) {
+			if (!POOLS.contains(named)) {
+				throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.pools", named,
+						"names no pool: the pools are " + String.join(", ", POOLS));
+			}
+		}
+		if (!faults.getPools().isEmpty() && !faults.getPools().contains(pool)) {
+			return allocator;
+		}
+		FaultInjectingAllocator injecting = InvalidProperties.under("gpumem.fault-injection",
+				() -> (everyNth != null) ? FaultInjectingAllocator.everyNth(allocator, everyNth)
+						: FaultInjectingAllocator.withProbability(allocator, probability, faults.getSeed()));
+		logger.warn("Pool '" + pool + "' has allocations refused on purpose (gpumem.fault-injection): "
+				+ ((everyNth != null) ? "every " + everyNth + "th" : "each with probability " + probability)
+				+ ". This is for tests.");
+		return injecting;
+	}
+
+}
