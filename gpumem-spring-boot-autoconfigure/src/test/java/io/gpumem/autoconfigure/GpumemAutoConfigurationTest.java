@@ -275,6 +275,9 @@ class GpumemAutoConfigurationTest {
 			hinted.add(hint.get("name").asString());
 			hint.path("values").forEach((value) -> assertThat(value.path("description").asString()).isNotBlank());
 		});
+		assertThat(properties).contains("gpumem.fault-injection.every-nth", "gpumem.fault-injection.probability",
+				"gpumem.fault-injection.seed", "gpumem.fault-injection.pools");
+		assertThat(hinted).contains("gpumem.fault-injection.pools");
 		for (String pool : List.of("device-pool", "pinned-pool", "unified-pool")) {
 			assertThat(properties).contains("gpumem." + pool + ".warm", "gpumem." + pool + ".max-cached-buffers");
 			assertThat(hinted).contains("gpumem." + pool + ".warm.keys", "gpumem." + pool + ".max-cached-buffers.keys");
