@@ -180,7 +180,8 @@ public final class PoolConfig {
 		/** Allocates {@code count} buffers of the class of {@code classSize} bytes at start. */
 		public Builder warm(long classSize, int count) {
 			if (count < 0) {
-				throw new InvalidSettingException("warm[" + ByteSizes.exact(classSize) + "]", count, "must not be negative");
+				throw new InvalidSettingException("warm[" + ByteSizes.exact(classSize) + "]", count,
+						"must not be negative");
 			}
 			this.warm.put(classSize, count);
 			return this;
@@ -208,7 +209,8 @@ public final class PoolConfig {
 		/** Releases cached buffers unused for this long; {@code null} or zero turns idle trimming off. */
 		public Builder idleTrimAfter(Duration idleTime) {
 			if (idleTime != null && idleTime.isNegative()) {
-				throw new InvalidSettingException("idle-trim-after", idleTime, "must not be negative (zero turns it off)");
+				throw new InvalidSettingException("idle-trim-after", idleTime,
+						"must not be negative (zero turns it off)");
 			}
 			this.idleTrimAfter = (idleTime == null || idleTime.isZero()) ? null : idleTime;
 			return this;

@@ -15,7 +15,7 @@ public record PressureThresholds(double elevated, double warning, double critica
 	public static final PressureThresholds DEFAULTS = new PressureThresholds(0.6, 0.75, 0.9);
 
 	/**
-	 * @throws io.gpumem.config.InvalidSettingException naming the first threshold that breaks {@code 0 < elevated < warning < critical <= 1}
+	 * @throws InvalidSettingException naming the first threshold out of {@code 0 < elevated < warning < critical <= 1}
 	 */
 	public PressureThresholds {
 		String order = "; thresholds must satisfy 0 < elevated < warning < critical <= 1";

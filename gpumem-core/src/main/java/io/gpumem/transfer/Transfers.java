@@ -56,14 +56,7 @@ public final class Transfers {
 	public Transfer uploadAsync(GpuStream stream, List<TransferPart> parts) {
 		long[] offsets = layOut(parts);
 		MemoryObserver.Span span = start(MemoryOperation.Type.UPLOAD, offsets[parts.size()]);
-		PooledBuffer staged;
-		try {
-			staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
-		}
-		catch (RuntimeException ex) {
-			span.end(ex);
-			throw ex;
-		}
+		PooledBuffer staged = stage(offsets[parts.size()], span);
 		long start = this.uploads.start(offsets[parts.size()]);
 		try {
 			for (int i = 0; i < parts.size(); i++) {
@@ -91,14 +84,7 @@ public final class Transfers {
 	public Transfer downloadAsync(GpuStream stream, List<TransferPart> parts) {
 		long[] offsets = layOut(parts);
 		MemoryObserver.Span span = start(MemoryOperation.Type.DOWNLOAD, offsets[parts.size()]);
-		PooledBuffer staged;
-		try {
-			staged = this.staging.acquire(Math.max(1, offsets[parts.size()]));
-		}
-		catch (RuntimeException ex) {
-			span.end(ex);
-			throw ex;
-		}
+		PooledBuffer staged = stage(offsets[parts.size()], span);
 		long start = this.downloads.start(offsets[parts.size()]);
 		try {
 			int copies = enqueue(parts, offsets, (from, bytes) -> stream.copy(parts.get(from).buffer(),
@@ -183,6 +169,17 @@ public final class Transfers {
 	/** Tells {@code observer} of every transfer from now on, from its start until it is awaited. */
 	public void observeWith(MemoryObserver observer) {
 		this.observer = Objects.requireNonNull(observer, "observer");
+	}
+
+	/** Staging of {@code bytes}; a refusal ends {@code span} with it. */
+	private PooledBuffer stage(long bytes, MemoryObserver.Span span) {
+		try {
+			return this.staging.acquire(Math.max(1, bytes));
+		}
+		catch (RuntimeException ex) {
+			span.end(ex);
+			throw ex;
+		}
 	}
 
 	private MemoryObserver.Span start(MemoryOperation.Type type, long bytes) {

@@ -56,7 +56,8 @@ public final class GpumemAutoConfiguration {
 	BackendSelection gpumemBackendSelection(GpumemProperties properties, ObjectProvider<CudaDriver> driver) {
 		GpumemProperties.Host host = properties.getHost();
 		CudaDriver custom = driver.getIfAvailable();
-		return InvalidProperties.named((setting) -> setting.equals("device") ? "gpumem.device" : "gpumem.host." + setting,
+		return InvalidProperties.named(
+				(setting) -> setting.equals("device") ? "gpumem.device" : "gpumem.host." + setting,
 				() -> BackendSelection.select(properties.getBackend(), properties.getDevice(),
 						host.getCapacity().toBytes(), (host.getPinnedCapacity() != null)
 								? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes(),
@@ -140,8 +141,9 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnMissingBean
 	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties) {
 		GpumemProperties.Admission admission = properties.getAdmission();
-		return InvalidProperties.under("gpumem.admission", () -> new GpuAdmission(
-				backend.name() + " device " + backend.deviceId(), admission.getMaxConcurrent(), admission.getMaxWait()));
+		String device = backend.name() + " device " + backend.deviceId();
+		return InvalidProperties.under("gpumem.admission",
+				() -> new GpuAdmission(device, admission.getMaxConcurrent(), admission.getMaxWait()));
 	}
 
 	@Bean

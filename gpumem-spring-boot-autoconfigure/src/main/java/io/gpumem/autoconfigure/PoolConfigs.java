@@ -37,7 +37,8 @@ final class PoolConfigs {
 						builder.sizeClasses(pool.getSizeClasses().stream().mapToLong(DataSize::toBytes).toArray());
 					}
 					pool.getWarm().forEach((size, count) -> builder.warm(size.toBytes(), count));
-					pool.getMaxCachedBuffers().forEach((size, count) -> builder.maxCachedBuffers(size.toBytes(), count));
+					pool.getMaxCachedBuffers()
+						.forEach((size, count) -> builder.maxCachedBuffers(size.toBytes(), count));
 					if (pool.getMaxCached() != null) {
 						builder.maxCachedBytes(pool.getMaxCached().toBytes());
 					}

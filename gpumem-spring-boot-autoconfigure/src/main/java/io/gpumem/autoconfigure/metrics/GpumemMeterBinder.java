@@ -27,9 +27,10 @@ import io.gpumem.transfer.Transfers;
  * gpumem's meters, each with a description and a base unit where it has one: per pool, memory and buffers
  * used and cached, the cap on cached bytes, requests by hit or miss, the time misses spend in the allocator,
  * bytes trimmed, allocation failures, leaked buffers and waits for memory; the device's memory, its total and
- * gpumem's budget of it; transfers' bytes (their durations are the {@code gpumem.transfer} observation's); admission of GPU work (active, waiting, the limit,
- * waits and rejections); the pressure level of device and pinned memory (its ordinal, NORMAL = 0), the
- * shrinks, and the out-of-memory chain's refusals, freed bytes and failures.
+ * gpumem's budget of it; transfers' bytes (their durations are the {@code gpumem.transfer} observation's);
+ * admission of GPU work (active, waiting, the limit, waits and rejections); the pressure level of device and
+ * pinned memory (its ordinal, NORMAL = 0), the shrinks, and the out-of-memory chain's refusals, freed bytes
+ * and failures.
  */
 public class GpumemMeterBinder implements MeterBinder {
 
