@@ -11,8 +11,8 @@ import io.gpumem.memory.MemoryAllocator;
 
 /**
  * The books of what a pool holds from its allocator: every block, the bytes and buffers reserved per
- * class, the peak, the misses that reserved them, blocks above the top class lent out, and what was
- * trimmed or refused. Written on the slow paths only; read without a lock.
+ * class, the peak, the misses that reserved them, blocks above the top class reserved and lent out, and
+ * what was trimmed or refused. Written on the slow paths only; read without a lock.
  */
 final class Ledger {
 
@@ -37,7 +37,11 @@ final class Ledger {
 
 	private final AtomicLong largeInUseBuffers = new AtomicLong();
 
+	private final AtomicLong largeBuffers = new AtomicLong();
+
 	private final LongAdder largeRequests = new LongAdder();
+
+	private final LongAdder largeMisses = new LongAdder();
 
 	private final LongAdder largeReturns = new LongAdder();
 
@@ -60,6 +64,9 @@ final class Ledger {
 			this.reservedBuffers.incrementAndGet(classIndex);
 			this.classBuffers.incrementAndGet();
 		}
+		else {
+			this.largeBuffers.incrementAndGet();
+		}
 		this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(size), Math::max);
 		return block;
 	}
@@ -70,6 +77,9 @@ final class Ledger {
 		if (block.classIndex >= 0) {
 			this.reservedBuffers.decrementAndGet(block.classIndex);
 			this.classBuffers.decrementAndGet();
+		}
+		else {
+			this.largeBuffers.decrementAndGet();
 		}
 		this.reservedBytes.addAndGet(-block.size);
 		this.allocator.free(block.allocation);
@@ -93,6 +103,10 @@ final class Ledger {
 
 	void countLargeRequest() {
 		this.largeRequests.increment();
+	}
+
+	void countLargeMiss() {
+		this.largeMisses.increment();
 	}
 
 	void largeLent(long size) {
@@ -122,18 +136,22 @@ final class Ledger {
 		return this.reservedBuffers.get(classIndex);
 	}
 
-	/** Buffers reserved in every class and above the top class. */
+	/** Buffers reserved in every class and above the top class, lent or cached. */
 	long reservedBuffers() {
-		return this.classBuffers.get() + this.largeInUseBuffers.get();
+		return this.classBuffers.get() + this.largeBuffers.get();
 	}
 
 	long misses(int classIndex) {
 		return this.misses.get(classIndex);
 	}
 
-	/** Misses of every class and requests above the top class, each of which allocated. */
+	/** Misses of every class and above the top class, each of which allocated. */
 	long misses() {
-		return this.classMisses.sum() + this.largeRequests.sum();
+		return this.classMisses.sum() + this.largeMisses.sum();
+	}
+
+	long largeMisses() {
+		return this.largeMisses.sum();
 	}
 
 	long largeRequests() {

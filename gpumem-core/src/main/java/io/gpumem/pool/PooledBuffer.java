@@ -41,7 +41,10 @@ public final class PooledBuffer extends GpuBuffer {
 		return this.kind;
 	}
 
-	/** Size of the block behind this buffer: its size class, or its size if above the top class. */
+	/**
+	 * Size of the block behind this buffer: its size class or, above the top class, the block it was given
+	 * (the request's size when allocated for it, up to 20 MiB more when a cached block was reused).
+	 */
 	public long capacity() {
 		return currentBlock().size;
 	}

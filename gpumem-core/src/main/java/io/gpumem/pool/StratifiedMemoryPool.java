@@ -35,8 +35,10 @@ import io.gpumem.stream.GpuStream;
  * <b>Caps.</b> At most {@code maxCachedBuffers} per class and {@code maxCachedBytes} in all are kept
  * cached; a buffer closed beyond them goes back to the allocator.
  * <p>
- * <b>Requests above the top class</b> go straight to the allocator at their exact size and back to it
- * on close: they are counted (as misses, in use, reserved) but never cached.
+ * <b>Requests above the top class</b> take the smallest cached block that fits them, if it is at most
+ * {@link LargeBlocks#REUSE_MARGIN} larger, and otherwise a new block of their exact size; closed, such a
+ * block is cached within {@code maxCachedBytes} ({@link LargeBlocks}), so that a service repeating a
+ * large request allocates once. Trims release these blocks before the classes' buffers, oldest first.
  * <p>
  * <b>Out of memory.</b> When the allocator refuses, the pool has memory freed (by its listeners, or by
  * trimming itself: first what the request needs, then everything) and retries, {@code oomRetries} times
@@ -56,8 +58,8 @@ import io.gpumem.stream.GpuStream;
  * <b>Leaks</b> are watched as {@link LeakDetection} says ({@link LeakWatch}) and reclaimed by the
  * maintenance, misses and trims.
  * <p>
- * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, least recently used first, down to a
- * byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
+ * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, the large blocks and then the classes'
+ * least recently used first, down to a byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
  * Recency is kept by a clock that ticks on every slow path and every maintenance run, so buffers cached
  * between two ticks are ordered by stack position, not by time.
  * <p>
@@ -96,6 +98,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private final MemoryWaiters waiters = new MemoryWaiters();
 
 	private final FreeLists freeLists;
+
+	private final LargeBlocks large = new LargeBlocks();
 
 	private final Ledger ledger;
 
@@ -219,15 +223,17 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		int classIndex = this.ladder.indexOf(bytes);
 		ThreadState thread = ThreadState.current();
 		int home = thread.stripe;
-		Block block = (classIndex >= 0) ? this.freeLists.take(classIndex, home) : null;
+		if (classIndex < 0) {
+			return acquireLarge(bytes, maxWait, thread, home);
+		}
+		Block block = this.freeLists.take(classIndex, home);
 		if (block != null) {
 			return this.leaks.lend(this, block, bytes, thread, home, false);
 		}
-		block = (classIndex >= 0) ? miss(classIndex, home) : null;
+		block = miss(classIndex, home);
 		boolean allocated = block == null;
 		if (allocated) {
-			long waitNanos = maxWait.toNanos();
-			block = (classIndex >= 0) ? allocate(classIndex, waitNanos, home) : allocateLarge(bytes, waitNanos, home);
+			block = allocate(classIndex, maxWait.toNanos(), home);
 		}
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
@@ -280,7 +286,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		long released = 0;
 		synchronized (this.trimLock) {
 			tick();
-			long excess;
+			long excess = cachedBytes() - keepBytes;
+			if (excess > 0) {
+				released += this.ledger.trim(this.large.removeOldest(excess));
+			}
 			for (int pass = 0; pass < 4 && (excess = cachedBytes() - keepBytes) > 0; pass++) {
 				long freed = this.ledger.trim(this.freeLists.removeOldest(excess));
 				if (freed == 0) {
@@ -302,7 +311,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			return 0;
 		}
 		synchronized (this.trimLock) {
-			return this.ledger.trim(this.freeLists.removeIdle(tick() - this.idleTrimNanos));
+			long cutoff = tick() - this.idleTrimNanos;
+			return this.ledger.trim(this.large.removeIdle(cutoff)) + this.ledger.trim(this.freeLists.removeIdle(cutoff));
 		}
 	}
 
@@ -314,14 +324,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		long[] cached = new long[classes];
 		this.freeLists.addCounts(requests, returns, cached);
 		List<SizeClassStatistics> rows = new ArrayList<>(classes);
-		long largeRequests = this.ledger.largeRequests();
-		long totalRequests = largeRequests;
-		long totalMisses = largeRequests;
+		long totalRequests = this.ledger.largeRequests();
+		long totalMisses = this.ledger.largeMisses();
 		long totalReturns = this.ledger.largeReturns();
 		long inUseBuffers = this.ledger.largeInUseBuffers();
 		long inUseBytes = this.ledger.largeInUseBytes();
-		long cachedBuffers = 0;
-		long cachedBytes = 0;
+		long cachedBuffers = this.large.cachedBuffers();
+		long cachedBytes = this.large.cachedBytes();
 		for (int c = 0; c < classes; c++) {
 			long size = this.ladder.size(c);
 			long misses = this.ledger.misses(c);
@@ -345,7 +354,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	/** Bytes cached in all classes: exact when no thread is acquiring or releasing, a recent value otherwise. */
 	@Override
 	public long cachedBytes() {
-		return this.freeLists.cachedBytes();
+		return this.freeLists.cachedBytes() + this.large.cachedBytes();
 	}
 
 	@Override
@@ -355,17 +364,17 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	@Override
 	public long usedBytes() {
-		return Math.max(0, this.ledger.reservedBytes() - this.freeLists.cachedBytes());
+		return Math.max(0, this.ledger.reservedBytes() - cachedBytes());
 	}
 
 	@Override
 	public long usedBuffers() {
-		return Math.max(0, this.ledger.reservedBuffers() - this.freeLists.cachedBuffers());
+		return Math.max(0, this.ledger.reservedBuffers() - cachedBuffers());
 	}
 
 	@Override
 	public long cachedBuffers() {
-		return this.freeLists.cachedBuffers();
+		return this.freeLists.cachedBuffers() + this.large.cachedBuffers();
 	}
 
 	@Override
@@ -422,6 +431,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		this.leaks.reclaim(this.name, this::release);
 		this.pending.drainAll(this::release);
 		this.freeLists.close().forEach(this.ledger::free);
+		this.large.close().forEach(this.ledger::free);
 		long inUse = this.ledger.reservedBytes();
 		if (inUse > 0) {
 			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
@@ -448,8 +458,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	void release(Block block, int stripe) {
 		int classIndex = block.classIndex;
 		if (classIndex < 0) {
-			this.ledger.largeReturned(block.size);
-			this.ledger.free(block);
+			releaseLarge(block);
 			return;
 		}
 		boolean cache = (this.ledger.reservedBuffers(classIndex) <= this.maxCachedBuffers[classIndex]
@@ -463,6 +472,17 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			else {
 				this.ledger.trim(List.of(block));
 			}
+		}
+		if (this.waiters.any()) {
+			this.waiters.memoryReturned();
+		}
+	}
+
+	/** Caches a block above the top class as far as the byte cap allows, or gives it back to the allocator. */
+	private void releaseLarge(Block block) {
+		this.ledger.largeReturned(block.size);
+		if (cachedBytes() + block.size > this.maxCachedBytes || !this.large.put(block, this.clock)) {
+			this.ledger.trim(List.of(block));
 		}
 		if (this.waiters.any()) {
 			this.waiters.memoryReturned();
@@ -509,12 +529,21 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return block;
 	}
 
-	private Block allocateLarge(long bytes, long waitNanos, int home) {
+	/**
+	 * A request above the top class: a cached block that fits it within {@link LargeBlocks#REUSE_MARGIN},
+	 * or a new block of its exact size.
+	 */
+	private PooledBuffer acquireLarge(long bytes, Duration maxWait, ThreadState thread, int home) {
 		this.ledger.countLargeRequest();
-		Block block = timedReserve(-1, bytes, waitNanos, home);
-		this.ledger.largeLent(bytes);
-		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
-		return block;
+		Block block = this.large.take(bytes);
+		boolean allocated = block == null;
+		if (allocated) {
+			this.ledger.countLargeMiss();
+			block = timedReserve(-1, bytes, maxWait.toNanos(), home);
+			this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
+		}
+		this.ledger.largeLent(block.size);
+		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
 
 	private Block timedReserve(int classIndex, long size, long waitNanos, int home) {
@@ -585,7 +614,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (this.closed) {
 			throw closedException();
 		}
-		Block block = (classIndex >= 0) ? this.freeLists.poll(classIndex, home) : null;
+		Block block = (classIndex >= 0) ? this.freeLists.poll(classIndex, home) : this.large.take(size);
 		return (block != null) ? block : tryReserve(classIndex, size, refusal);
 	}
 

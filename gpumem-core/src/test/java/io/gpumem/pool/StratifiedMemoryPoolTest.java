@@ -108,19 +108,58 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void requestsAboveTheTopClassGoStraightToTheAllocator() {
+	void requestsAboveTheTopClassAreCachedAndReusedWithinTheMargin() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024));
 		PooledBuffer large = pool.acquire(5000);
 		assertThat(large.capacity()).isEqualTo(5000);
 		assertThat(pool.statistics().inUseBytes()).isEqualTo(5000);
-		assertThat(pool.statistics().reservedBytes()).isEqualTo(5000);
 		large.close();
+		assertThat(pool.statistics().cachedBytes()).isEqualTo(5000);
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(1);
+		try (PooledBuffer smaller = pool.acquire(4000)) {
+			assertThat(smaller.size()).isEqualTo(4000);
+			assertThat(smaller.capacity()).isEqualTo(5000);
+			assertThat(pool.statistics().inUseBytes()).as("the block lent, not the request").isEqualTo(5000);
+			assertThat(pool.statistics().cachedBytes()).isZero();
+		}
+		assertThat(this.allocator.statistics().totalCount()).isEqualTo(1);
 		PoolStatistics stats = pool.statistics();
-		assertThat(stats.requests()).isEqualTo(1);
+		assertThat(stats.requests()).isEqualTo(2);
+		assertThat(stats.hits()).isEqualTo(1);
 		assertThat(stats.misses()).isEqualTo(1);
-		assertThat(stats.returns()).isEqualTo(1);
-		assertThat(stats.reservedBytes()).isZero();
+		assertThat(stats.returns()).isEqualTo(2);
+		assertThat(stats.inUseBuffers()).isZero();
+		assertThat(pool.trim(0)).isEqualTo(5000);
+		assertThat(pool.statistics().reservedBytes()).isZero();
 		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void aCachedLargeBlockServesOnlyRequestsWithinTheMarginOfIt() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024).maxCachedBytes(64L << 20));
+		long big = LargeBlocks.REUSE_MARGIN + (8L << 20);
+		pool.acquire(big).close();
+		try (PooledBuffer small = pool.acquire(4L << 20)) {
+			assertThat(this.allocator.statistics().totalCount()).as("20 MiB more than asked is too much").isEqualTo(2);
+			assertThat(pool.statistics().cachedBytes()).isEqualTo(big);
+		}
+		try (PooledBuffer fits = pool.acquire(big - LargeBlocks.REUSE_MARGIN)) {
+			assertThat(this.allocator.statistics().totalCount()).isEqualTo(2);
+			assertThat(fits.capacity()).as("the smallest block that fits").isEqualTo(big);
+			assertThat(pool.statistics().cachedBytes()).isEqualTo(4L << 20);
+		}
+		assertThat(pool.trim(0)).isEqualTo(big + (4L << 20));
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void aLargeBlockBeyondTheByteCapGoesBackToTheAllocator() {
+		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024).maxCachedBytes(8192));
+		pool.acquire(6000).close();
+		pool.acquire(9000).close();
+		assertThat(pool.statistics().cachedBytes()).isEqualTo(6000);
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(6000);
+		assertThat(pool.statistics().trimmedBytes()).isEqualTo(9000);
 	}
 
 	@Test
@@ -217,15 +256,16 @@ class StratifiedMemoryPoolTest {
 
 	@Test
 	void idleBuffersAreTrimmedInTheBackground() throws InterruptedException {
-		StratifiedMemoryPool pool = pool(config().idleTrimAfter(Duration.ofMillis(40)));
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).idleTrimAfter(Duration.ofMillis(40)));
 		closeAll(acquireAll(pool, 4096, 3));
-		assertThat(pool.statistics().cachedBuffers()).isEqualTo(3);
+		pool.acquire(100_000).close();
+		assertThat(pool.statistics().cachedBuffers()).as("three of a class and one above the top class").isEqualTo(4);
 		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
 		while (pool.statistics().cachedBuffers() > 0 && System.nanoTime() < deadline) {
 			Thread.sleep(10);
 		}
 		assertThat(pool.statistics().cachedBuffers()).isZero();
-		assertThat(pool.statistics().trimmedBytes()).isEqualTo(3 * 4096);
+		assertThat(pool.statistics().trimmedBytes()).isEqualTo(3 * 4096 + 100_000);
 		assertThat(this.allocator.statistics().currentBytes()).isZero();
 	}
 
@@ -253,6 +293,19 @@ class StratifiedMemoryPoolTest {
 		assertThat(this.allocator.statistics().failedCount()).isEqualTo(1);
 		first.close();
 		second.close();
+	}
+
+	@Test
+	void outOfMemoryFreesACachedLargeBlockAndRetries() {
+		this.backend = new HostBackend(8192);
+		this.allocator = new StatisticsAllocator(this.backend.allocator(MemoryKind.DEVICE));
+		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096));
+		pool.acquire(6000).close();
+		try (PooledBuffer buffer = pool.acquire(4096)) {
+			assertThat(pool.statistics().trimmedBytes()).isEqualTo(6000);
+			assertThat(pool.statistics().cachedBytes()).isZero();
+			assertThat(this.allocator.statistics().currentBytes()).isEqualTo(4096);
+		}
 	}
 
 	@Test
@@ -425,8 +478,9 @@ class StratifiedMemoryPoolTest {
 		awaitLeaks(pool, 1);
 		assertThat(pool.statistics().leakedBuffers()).isEqualTo(1);
 		assertThat(pool.statistics().inUseBytes()).isZero();
-		assertThat(this.allocator.statistics().currentBytes()).as("the large block went back to the allocator")
-			.isEqualTo(1024);
+		assertThat(pool.statistics().cachedBytes()).as("the large block came back to the cache").isEqualTo(1024 + 8192);
+		pool.trim(0);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
 	}
 
 	@Test
