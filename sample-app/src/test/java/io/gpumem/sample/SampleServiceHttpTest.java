@@ -94,14 +94,8 @@ class SampleServiceHttpTest extends SampleContractTests {
 			.value((health) -> assertThat(health).as("no details to an anonymous client")
 				.contains("\"gpumem\"")
 				.doesNotContain("details", "path", "totalBytes"));
-		this.client.get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.value((scrape) -> assertThat(scrape).contains("gpumem_pool_memory_bytes{pool=\"device\"",
-					"gpumem_pool_requests_total{pool=\"reduction\""));
+		assertThat(scrape()).contains("gpumem_pool_memory_bytes{pool=\"device\"",
+				"gpumem_pool_requests_total{pool=\"reduction\"");
 		this.client.get().uri("/actuator/metrics/gpumem.pool.requests").exchange().expectStatus().isOk();
 		this.client.post()
 			.uri("/actuator/gpumem")
@@ -115,13 +109,7 @@ class SampleServiceHttpTest extends SampleContractTests {
 	@Test
 	void everyMetricTheDashboardAndTheRulesReadIsExported() throws IOException {
 		contract().addAndSaxpy();
-		String scrape = this.client.get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectBody(String.class)
-			.returnResult()
-			.getResponseBody();
-		Set<String> exported = scrape.lines()
+		Set<String> exported = scrape().lines()
 			.filter((line) -> !line.isBlank() && !line.startsWith("#"))
 			.map((line) -> line.split("[{ ]", 2)[0])
 			.collect(Collectors.toSet());
@@ -141,16 +129,10 @@ class SampleServiceHttpTest extends SampleContractTests {
 	@Test
 	void transfersAndMissesAreObservedAndTimedUnderTheirNames() {
 		contract().addAndSaxpy();
-		this.client.get()
-			.uri("/actuator/prometheus")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody(String.class)
-			.value((scrape) -> assertThat(scrape).contains(
-					"gpumem_transfer_seconds_count{device=\"0\",direction=\"upload\",error=\"none\"}",
-					"gpumem_transfer_seconds_count{device=\"0\",direction=\"download\",error=\"none\"}",
-					"gpumem_acquire_seconds_count{error=\"none\",pool=\"pinned\"}"));
+		assertThat(scrape()).contains(
+				"gpumem_transfer_seconds_count{device=\"0\",direction=\"upload\",error=\"none\"}",
+				"gpumem_transfer_seconds_count{device=\"0\",direction=\"download\",error=\"none\"}",
+				"gpumem_acquire_seconds_count{error=\"none\",pool=\"pinned\"}");
 	}
 
 	@Test
@@ -173,6 +155,17 @@ class SampleServiceHttpTest extends SampleContractTests {
 	@Test
 	void theContractNamesTheBackendItRunsOn() {
 		assertThat(contract().backend()).isEqualTo("host");
+	}
+
+	private String scrape() {
+		return this.client.get()
+			.uri("/actuator/prometheus")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody(String.class)
+			.returnResult()
+			.getResponseBody();
 	}
 
 	private void badRequest(String uri, Object body, String message) {
