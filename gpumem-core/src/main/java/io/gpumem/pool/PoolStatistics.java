@@ -25,11 +25,12 @@ import io.gpumem.memory.MemoryKind;
  * @param leakedBuffers buffers reclaimed after becoming unreachable without close
  * @param memoryWaits acquires that waited for memory to be returned ({@link PoolConfig#maxWait()})
  * @param sizeClasses one row per size class, smallest first
+ * @param aboveTopClass requests above the top size class, and the blocks that serve them
  */
 public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long returns,
 		long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
 		long peakReservedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits,
-		List<SizeClassStatistics> sizeClasses) {
+		List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass) {
 
 	public PoolStatistics {
 		sizeClasses = List.copyOf(sizeClasses);
@@ -38,6 +39,27 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 	/** Hits over requests, 0 before the first request. */
 	public double hitRate() {
 		return (this.requests != 0) ? (double) this.hits / this.requests : 0.0;
+	}
+
+	/**
+	 * Requests above the top size class: each is served by a cached block at most 20 MiB larger, or by a
+	 * block allocated to its size, which is cached when closed.
+	 *
+	 * @param requests acquires above the top class
+	 * @param hits those served by a cached block
+	 * @param misses those that allocated
+	 * @param returns such buffers closed
+	 * @param inUseBuffers blocks lent out
+	 * @param inUseBytes their bytes
+	 * @param cachedBuffers blocks cached
+	 * @param cachedBytes their bytes
+	 */
+	public record AboveTopClass(long requests, long hits, long misses, long returns, long inUseBuffers,
+			long inUseBytes, long cachedBuffers, long cachedBytes) {
+
+		/** No requests above the top class: for pools that have none. */
+		public static final AboveTopClass NONE = new AboveTopClass(0, 0, 0, 0, 0, 0, 0, 0);
+
 	}
 
 	/**

@@ -324,13 +324,19 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		long[] cached = new long[classes];
 		this.freeLists.addCounts(requests, returns, cached);
 		List<SizeClassStatistics> rows = new ArrayList<>(classes);
-		long totalRequests = this.ledger.largeRequests();
-		long totalMisses = this.ledger.largeMisses();
-		long totalReturns = this.ledger.largeReturns();
-		long inUseBuffers = this.ledger.largeInUseBuffers();
-		long inUseBytes = this.ledger.largeInUseBytes();
-		long cachedBuffers = this.large.cachedBuffers();
-		long cachedBytes = this.large.cachedBytes();
+		long largeRequests = this.ledger.largeRequests();
+		long largeMisses = this.ledger.largeMisses();
+		PoolStatistics.AboveTopClass large = new PoolStatistics.AboveTopClass(largeRequests,
+				Math.max(0, largeRequests - largeMisses), largeMisses, this.ledger.largeReturns(),
+				this.ledger.largeInUseBuffers(), this.ledger.largeInUseBytes(), this.large.cachedBuffers(),
+				this.large.cachedBytes());
+		long totalRequests = large.requests();
+		long totalMisses = large.misses();
+		long totalReturns = large.returns();
+		long inUseBuffers = large.inUseBuffers();
+		long inUseBytes = large.inUseBytes();
+		long cachedBuffers = large.cachedBuffers();
+		long cachedBytes = large.cachedBytes();
 		for (int c = 0; c < classes; c++) {
 			long size = this.ladder.size(c);
 			long misses = this.ledger.misses(c);
@@ -348,7 +354,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		return new PoolStatistics(this.name, kind(), totalRequests, Math.max(0, totalRequests - totalMisses),
 				totalMisses, totalReturns, inUseBytes, inUseBuffers, cachedBytes, cachedBuffers,
 				this.ledger.reservedBytes(), this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
-				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows);
+				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows, large);
 	}
 
 	/** Bytes cached in all classes: exact when no thread is acquiring or releasing, a recent value otherwise. */

@@ -129,6 +129,8 @@ class StratifiedMemoryPoolTest {
 		assertThat(stats.misses()).isEqualTo(1);
 		assertThat(stats.returns()).isEqualTo(2);
 		assertThat(stats.inUseBuffers()).isZero();
+		assertThat(stats.aboveTopClass()).isEqualTo(new PoolStatistics.AboveTopClass(2, 1, 1, 2, 0, 0, 1, 5000));
+		assertThat(stats.sizeClasses()).allSatisfy((row) -> assertThat(row.requests()).isZero());
 		assertThat(pool.trim(0)).isEqualTo(5000);
 		assertThat(pool.statistics().reservedBytes()).isZero();
 		assertThat(this.allocator.statistics().currentBytes()).isZero();

@@ -143,17 +143,21 @@ public class GpumemEndpoint {
 
 	}
 
-	/** One pool's figures and a row per size class: the answer to {@code GET /actuator/gpumem/{pool}}. */
+	/**
+	 * One pool's figures, a row per size class and the requests above the top class: the answer to
+	 * {@code GET /actuator/gpumem/{pool}}.
+	 */
 	public record PoolDetail(String name, MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
 			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
 			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers,
-			List<SizeClassStatistics> sizeClasses) implements OperationResponseBody {
+			List<SizeClassStatistics> sizeClasses, PoolStatistics.AboveTopClass aboveTopClass)
+			implements OperationResponseBody {
 
 		static PoolDetail of(PoolStatistics s) {
 			return new PoolDetail(s.name(), s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(),
 					s.cachedBuffers(), s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
 					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers(),
-					s.sizeClasses());
+					s.sizeClasses(), s.aboveTopClass());
 		}
 
 	}

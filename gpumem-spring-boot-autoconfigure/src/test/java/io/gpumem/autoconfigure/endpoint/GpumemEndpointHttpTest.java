@@ -79,6 +79,22 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
+	void showsTheRequestsAboveTheTopClassAndTheBlockCachedForThem() {
+		this.devicePool.acquire(70L << 20).close();
+		this.client.get()
+			.uri("/actuator/gpumem/device")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.aboveTopClass.requests").isEqualTo(1)
+			.jsonPath("$.aboveTopClass.misses").isEqualTo(1)
+			.jsonPath("$.aboveTopClass.cachedBuffers").isEqualTo(1)
+			.jsonPath("$.aboveTopClass.cachedBytes").isEqualTo(70L << 20);
+		this.devicePool.trim(0);
+	}
+
+	@Test
 	void anUnknownPoolIsNotFound() {
 		this.client.get().uri("/actuator/gpumem/nope").exchange().expectStatus().isNotFound();
 		this.client.post()
