@@ -11,8 +11,8 @@ import io.gpumem.memory.MemoryAllocator;
 
 /**
  * The books of what a pool holds from its allocator: every block, the bytes and buffers reserved per
- * class, the peak, the misses that reserved them, blocks above the top class reserved and lent out, and
- * what was trimmed or refused. Written on the slow paths only; read without a lock.
+ * class, the peak, the misses that reserved them, blocks above the top class, and what was trimmed or
+ * refused. Written on the slow paths only; read without a lock.
  */
 final class Ledger {
 
@@ -33,11 +33,9 @@ final class Ledger {
 
 	private final LongAdder classMisses = new LongAdder();
 
-	private final AtomicLong largeInUseBytes = new AtomicLong();
-
-	private final AtomicLong largeInUseBuffers = new AtomicLong();
-
 	private final AtomicLong largeBuffers = new AtomicLong();
+
+	private final AtomicLong largeBytes = new AtomicLong();
 
 	private final LongAdder largeRequests = new LongAdder();
 
@@ -66,6 +64,7 @@ final class Ledger {
 		}
 		else {
 			this.largeBuffers.incrementAndGet();
+			this.largeBytes.addAndGet(size);
 		}
 		this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(size), Math::max);
 		return block;
@@ -80,6 +79,7 @@ final class Ledger {
 		}
 		else {
 			this.largeBuffers.decrementAndGet();
+			this.largeBytes.addAndGet(-block.size);
 		}
 		this.reservedBytes.addAndGet(-block.size);
 		this.allocator.free(block.allocation);
@@ -109,15 +109,8 @@ final class Ledger {
 		this.largeMisses.increment();
 	}
 
-	void largeLent(long size) {
-		this.largeInUseBuffers.incrementAndGet();
-		this.largeInUseBytes.addAndGet(size);
-	}
-
-	void largeReturned(long size) {
+	void countLargeReturn() {
 		this.largeReturns.increment();
-		this.largeInUseBuffers.decrementAndGet();
-		this.largeInUseBytes.addAndGet(-size);
 	}
 
 	void countAllocationFailure() {
@@ -162,12 +155,14 @@ final class Ledger {
 		return this.largeReturns.sum();
 	}
 
-	long largeInUseBytes() {
-		return this.largeInUseBytes.get();
+	/** Blocks reserved above the top class, lent or cached. */
+	long largeBuffers() {
+		return this.largeBuffers.get();
 	}
 
-	long largeInUseBuffers() {
-		return this.largeInUseBuffers.get();
+	/** Bytes of the blocks reserved above the top class, lent or cached. */
+	long largeBytes() {
+		return this.largeBytes.get();
 	}
 
 	long trimmedBytes() {

@@ -326,10 +326,12 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		List<SizeClassStatistics> rows = new ArrayList<>(classes);
 		long largeRequests = this.ledger.largeRequests();
 		long largeMisses = this.ledger.largeMisses();
+		long largeCachedBuffers = this.large.cachedBuffers();
+		long largeCachedBytes = this.large.cachedBytes();
 		PoolStatistics.AboveTopClass large = new PoolStatistics.AboveTopClass(largeRequests,
 				Math.max(0, largeRequests - largeMisses), largeMisses, this.ledger.largeReturns(),
-				this.ledger.largeInUseBuffers(), this.ledger.largeInUseBytes(), this.large.cachedBuffers(),
-				this.large.cachedBytes());
+				Math.max(0, this.ledger.largeBuffers() - largeCachedBuffers),
+				Math.max(0, this.ledger.largeBytes() - largeCachedBytes), largeCachedBuffers, largeCachedBytes);
 		long totalRequests = large.requests();
 		long totalMisses = large.misses();
 		long totalReturns = large.returns();
@@ -486,7 +488,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	/** Caches a block above the top class as far as the byte cap allows, or gives it back to the allocator. */
 	private void releaseLarge(Block block) {
-		this.ledger.largeReturned(block.size);
+		this.ledger.countLargeReturn();
 		if (cachedBytes() + block.size > this.maxCachedBytes || !this.large.put(block, this.clock)) {
 			this.ledger.trim(List.of(block));
 		}
@@ -548,7 +550,6 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			block = timedReserve(-1, bytes, maxWait.toNanos(), home);
 			this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		}
-		this.ledger.largeLent(block.size);
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
 
