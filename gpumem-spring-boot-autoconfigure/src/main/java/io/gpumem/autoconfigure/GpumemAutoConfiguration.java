@@ -59,9 +59,7 @@ public final class GpumemAutoConfiguration {
 		return InvalidProperties.named(
 				(setting) -> setting.equals("device") ? "gpumem.device" : "gpumem.host." + setting,
 				() -> BackendSelection.select(properties.getBackend(), properties.getDevice(),
-						host.getCapacity().toBytes(), (host.getPinnedCapacity() != null)
-								? host.getPinnedCapacity().toBytes() : host.getCapacity().toBytes(),
-						(custom != null) ? () -> custom : null));
+						host.getCapacity().toBytes(), pinnedCapacity(host), (custom != null) ? () -> custom : null));
 	}
 
 	@Bean
@@ -70,11 +68,14 @@ public final class GpumemAutoConfiguration {
 		GpuBackend backend = selection.backend();
 		if (backend instanceof HostBackend) {
 			GpumemProperties.Host host = properties.getHost();
-			long device = host.getCapacity().toBytes();
-			HostMemoryCheck.check(device,
-					(host.getPinnedCapacity() != null) ? host.getPinnedCapacity().toBytes() : device);
+			HostMemoryCheck.check(host.getCapacity().toBytes(), pinnedCapacity(host));
 		}
 		return backend;
+	}
+
+	/** The host backend's pinned capacity: the device's when not set. */
+	private static long pinnedCapacity(GpumemProperties.Host host) {
+		return ((host.getPinnedCapacity() != null) ? host.getPinnedCapacity() : host.getCapacity()).toBytes();
 	}
 
 	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}), drawn on by every pool of the device. */
