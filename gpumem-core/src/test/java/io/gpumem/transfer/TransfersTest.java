@@ -124,6 +124,27 @@ class TransfersTest {
 
 	@ParameterizedTest
 	@MethodSource("backends")
+	void statisticsCountTransfersAndTheirBytesAndTimeThoseAwaited(Supplier<GpuBackend> backend) {
+		open(backend);
+		try (PooledBuffer buffer = this.device.acquire(4096)) {
+			this.transfers.upload(this.stream, new float[100], buffer, 0);
+			Transfer pending = this.transfers.uploadAsync(this.stream, List.of(TransferPart.of(new byte[3], buffer)));
+			this.transfers.download(this.stream, buffer, 0, new double[10]);
+			TransferStatistics.Direction uploads = this.transfers.statistics().uploads();
+			assertThat(uploads.transfers()).isEqualTo(2);
+			assertThat(uploads.bytes()).isEqualTo(403);
+			assertThat(uploads.completed()).as("the async upload is not awaited yet").isEqualTo(1);
+			pending.await();
+			assertThat(this.transfers.statistics().uploads().completed()).isEqualTo(2);
+			TransferStatistics.Direction downloads = this.transfers.statistics().downloads();
+			assertThat(downloads).extracting(TransferStatistics.Direction::transfers, TransferStatistics.Direction::bytes,
+					TransferStatistics.Direction::completed).containsExactly(1L, 80L, 1L);
+			assertThat(downloads.nanos()).isPositive();
+		}
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
 	void adjacentSmallPartsTravelAsOneCopy(Supplier<GpuBackend> backend) {
 		open(backend);
 		float[][] rows = new float[64][16];
