@@ -145,6 +145,9 @@ class PressureHandlerTest {
 				SplittableRandom random = new SplittableRandom(seed);
 				PooledBuffer[] held = new PooledBuffer[8];
 				for (int op = 0; op < 20_000; op++) {
+					if (op == 10_000) {
+						awaitFirstShrink(handler);
+					}
 					int slot = random.nextInt(held.length);
 					if (held[slot] != null) {
 						held[slot].close();
@@ -177,6 +180,14 @@ class PressureHandlerTest {
 		assertThat(stats.requests()).isEqualTo(4 * 20_000);
 		assertThat(stats.returns()).isEqualTo(4 * 20_000);
 		assertThat(this.backend.memoryInfo().usedBytes()).isEqualTo(stats.reservedBytes());
+	}
+
+	/** Holds a worker halfway until the checker has shrunk once, so shrinks overlap allocations on any scheduler. */
+	private static void awaitFirstShrink(PressureHandler handler) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+		while (handler.statistics().shrinks() == 0 && System.nanoTime() < deadline) {
+			Thread.sleep(1);
+		}
 	}
 
 	@Test
