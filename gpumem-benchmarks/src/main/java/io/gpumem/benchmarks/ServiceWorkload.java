@@ -155,23 +155,21 @@ public final class ServiceWorkload {
 					try {
 						long[] sizes = options.shape.sizes(new SplittableRandom(request));
 						Object[] handles = new Object[sizes.length];
-						long bytes = 0;
 						for (int i = 0; i < sizes.length; i++) {
 							long begin = System.nanoTime();
 							handles[i] = lender.acquire(sizes[i]);
 							latencies[request * buffersPerRequest + i] = System.nanoTime() - begin;
-							bytes += sizes[i];
+							peakLent.accumulateAndGet(lent.addAndGet(sizes[i]), Math::max);
 						}
 						acquires.addAndGet(sizes.length);
-						peakLent.accumulateAndGet(lent.addAndGet(bytes), Math::max);
 						peakHeld.accumulateAndGet(lender.heldBytes(), Math::max);
 						for (Object handle : handles) {
 							lender.write(handle, payload);
 						}
 						LockSupport.parkNanos(options.holdMicros * 1000L);
-						lent.addAndGet(-bytes);
-						for (Object handle : handles) {
-							lender.release(handle);
+						for (int i = 0; i < sizes.length; i++) {
+							lent.addAndGet(-sizes[i]);
+							lender.release(handles[i]);
 						}
 					}
 					catch (Throwable ex) {

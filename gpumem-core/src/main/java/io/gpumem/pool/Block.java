@@ -34,19 +34,23 @@ class Block {
 
 	final long size;
 
+	/** The span of the arena's segment this block is, or null for a block of its own allocation. */
+	final Arena.Span span;
+
 	/** Watches the buffer currently lending this block, while leak detection is on. */
 	Leak leak;
 
-	Block(Allocation allocation, int classIndex) {
+	Block(Allocation allocation, int classIndex, Arena.Span span) {
 		this.allocation = allocation;
 		this.classIndex = classIndex;
 		this.size = allocation.size();
+		this.span = span;
 	}
 
-	/** A block of an allocation, padded where every lend of it is watched. */
-	static Block of(Allocation allocation, int classIndex) {
-		return (allocation.size() >= LeakWatch.ALWAYS_WATCHED_BYTES) ? new Padded(allocation, classIndex)
-				: new Block(allocation, classIndex);
+	/** A block of an allocation or a span, padded where every lend of it is watched. */
+	static Block of(Allocation allocation, int classIndex, Arena.Span span) {
+		return (allocation.size() >= LeakWatch.ALWAYS_WATCHED_BYTES) ? new Padded(allocation, classIndex, span)
+				: new Block(allocation, classIndex, span);
 	}
 
 	/** Stops watching the buffer that lent this block for leaks, as it is closed; writes only if it was watched. */
@@ -88,8 +92,8 @@ class Block {
 
 		private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15, p16;
 
-		Padded(Allocation allocation, int classIndex) {
-			super(allocation, classIndex);
+		Padded(Allocation allocation, int classIndex, Arena.Span span) {
+			super(allocation, classIndex, span);
 		}
 
 	}

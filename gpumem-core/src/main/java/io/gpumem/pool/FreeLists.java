@@ -45,6 +45,18 @@ final class FreeLists {
 		return (block != null) ? block : steal(classIndex, home + 1, this.stripes.length - 1);
 	}
 
+	/** Counts a request of a class whose blocks are not cached here, on stripe {@code home}. */
+	void countRequest(int classIndex, int home) {
+		Stripe stripe = this.stripes[home & this.mask];
+		stripe.lockHome();
+		try {
+			stripe.countRequest(classIndex);
+		}
+		finally {
+			stripe.unlock();
+		}
+	}
+
 	/** Takes a cached block of the class from any stripe, {@code home} first, counting nothing; null when none is cached. */
 	Block poll(int classIndex, int home) {
 		return steal(classIndex, home, this.stripes.length);

@@ -5,18 +5,24 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The books of what a pool holds from its allocator: every block, the bytes and buffers reserved per
- * class, the peak, the misses that reserved them, blocks above the top class, and what was trimmed or
- * refused. Written on the slow paths only; read without a lock.
+ * The books of what a pool holds from its allocator: every block, the buffers reserved per class, the
+ * segments of the arena their blocks are cut from, the peak, the misses, blocks above the top class
+ * (each an allocation of its own), and what was trimmed or refused. Read without a lock.
  */
 final class Ledger {
 
 	private final MemoryAllocator allocator;
+
+	private final Arena arena;
+
+	/** The pool's clock, which stamps segments as they fall free. */
+	private final LongSupplier clock;
 
 	/** Every block held, lent or cached: this keeps lent blocks, and their leak watchers, reachable. */
 	private final Set<Block> blocks = ConcurrentHashMap.newKeySet();
@@ -26,8 +32,6 @@ final class Ledger {
 	private final AtomicLongArray misses;
 
 	private final AtomicLong classBuffers = new AtomicLong();
-
-	private final AtomicLong reservedBytes = new AtomicLong();
 
 	private final AtomicLong peakReservedBytes = new AtomicLong();
 
@@ -47,53 +51,100 @@ final class Ledger {
 
 	private final LongAdder allocationFailures = new LongAdder();
 
-	Ledger(MemoryAllocator allocator, int classes) {
+	Ledger(MemoryAllocator allocator, int classes, LongSupplier clock) {
 		this.allocator = allocator;
+		this.arena = new Arena(allocator);
+		this.clock = clock;
 		this.reservedBuffers = new AtomicLongArray(classes);
 		this.misses = new AtomicLongArray(classes);
 	}
 
-	/** Allocates a block of {@code size} bytes for a class, or above the top class for -1, and books it. */
+	/**
+	 * A block of {@code size} bytes for a class, cut from the arena's free memory or from a new segment,
+	 * or for -1 (above the top class) an allocation of its own; booked.
+	 */
 	Block reserve(int classIndex, long size) {
-		Allocation allocation = this.allocator.allocate(size);
-		Block block = Block.of(allocation, classIndex);
-		this.blocks.add(block);
-		if (classIndex >= 0) {
-			this.reservedBuffers.incrementAndGet(classIndex);
-			this.classBuffers.incrementAndGet();
-		}
-		else {
+		if (classIndex < 0) {
+			Block block = book(Block.of(this.allocator.allocate(size), -1, null));
 			this.largeBuffers.incrementAndGet();
 			this.largeBytes.addAndGet(size);
+			this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
+			return block;
 		}
-		this.peakReservedBytes.accumulateAndGet(this.reservedBytes.addAndGet(size), Math::max);
+		Arena.Span span = this.arena.allocate(size);
+		if (span.grew) {
+			this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
+		}
+		return bookSpan(classIndex, span);
+	}
+
+	/** A block of {@code size} bytes for a class from the arena's free memory, booked; null when none is free. */
+	Block take(int classIndex, long size) {
+		Arena.Span span = this.arena.take(size);
+		return (span != null) ? bookSpan(classIndex, span) : null;
+	}
+
+	private Block bookSpan(int classIndex, Arena.Span span) {
+		this.reservedBuffers.incrementAndGet(classIndex);
+		this.classBuffers.incrementAndGet();
+		return book(Block.of(span.slice(span.size), classIndex, span));
+	}
+
+	private Block book(Block block) {
+		this.blocks.add(block);
 		return block;
 	}
 
-	/** Gives a block back to the allocator. */
+	/** Gives a block back: a class's to the arena, one above the top class to the allocator. */
 	void free(Block block) {
+		free(block, this.clock.getAsLong());
+	}
+
+	private void free(Block block, long stamp) {
 		this.blocks.remove(block);
-		if (block.classIndex >= 0) {
+		if (block.span != null) {
 			this.reservedBuffers.decrementAndGet(block.classIndex);
 			this.classBuffers.decrementAndGet();
+			this.arena.free(block.span, stamp);
 		}
 		else {
 			this.largeBuffers.decrementAndGet();
 			this.largeBytes.addAndGet(-block.size);
+			this.allocator.free(block.allocation);
 		}
-		this.reservedBytes.addAndGet(-block.size);
-		this.allocator.free(block.allocation);
 	}
 
-	/** Gives blocks back to the allocator as a trim or the caps do, counting them as trimmed; answers their bytes. */
-	long trim(Iterable<Block> trimmed) {
+	/**
+	 * Gives blocks back as a trim or the caps do: above the top class to the allocator, counted as
+	 * trimmed; the classes' to the arena, whose segments only {@link #releaseSegments} gives back, as
+	 * free since {@code stamp}.
+	 * @return the bytes given back to the allocator
+	 */
+	long trim(Iterable<Block> trimmed, long stamp) {
 		long bytes = 0;
 		for (Block block : trimmed) {
-			free(block);
-			bytes += block.size;
+			free(block, stamp);
+			if (block.span == null) {
+				bytes += block.size;
+			}
 		}
 		this.trimmedBytes.add(bytes);
 		return bytes;
+	}
+
+	/**
+	 * Gives whole free segments back to the allocator, the longest held first, until they cover
+	 * {@code bytes}; only those free since {@code cutoff} or before on the pool's clock.
+	 * @return the bytes given back
+	 */
+	long releaseSegments(long bytes, long cutoff) {
+		long released = 0;
+		for (Allocation segment : this.arena.removeFreeSegments(bytes, cutoff)) {
+			this.allocator.free(segment);
+			released += segment.size();
+		}
+		this.trimmedBytes.add(released);
+		return released;
 	}
 
 	void countMiss(int classIndex) {
@@ -117,8 +168,14 @@ final class Ledger {
 		this.allocationFailures.increment();
 	}
 
+	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */
 	long reservedBytes() {
-		return this.reservedBytes.get();
+		return this.arena.segmentBytes() + this.largeBytes.get();
+	}
+
+	/** The arena the classes' blocks are cut from. */
+	Arena arena() {
+		return this.arena;
 	}
 
 	long peakReservedBytes() {

@@ -26,11 +26,12 @@ import io.gpumem.memory.MemoryKind;
  * @param memoryWaits acquires that waited for memory to be returned ({@link PoolConfig#maxWait()})
  * @param sizeClasses one row per size class, smallest first
  * @param aboveTopClass requests above the top size class, and the blocks that serve them
+ * @param segments the arena the size classes' blocks are cut from
  */
 public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long returns,
 		long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
 		long peakReservedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits,
-		List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass) {
+		List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass, Segments segments) {
 
 	public PoolStatistics {
 		sizeClasses = List.copyOf(sizeClasses);
@@ -59,6 +60,31 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 
 		/** No requests above the top class: for pools that have none. */
 		public static final AboveTopClass NONE = new AboveTopClass(0, 0, 0, 0, 0, 0, 0, 0);
+
+	}
+
+	/**
+	 * The arena's segments: allocations made in large steps and cut into the size classes' blocks, which
+	 * go back to the allocator only whole.
+	 *
+	 * @param segments segments held
+	 * @param segmentBytes their bytes
+	 * @param freeBytes bytes of them free in the arena (the small classes' buffers cached in the free lists
+	 * are not among them)
+	 * @param largestFreeBlock the largest run of free bytes in one segment
+	 */
+	public record Segments(long segments, long segmentBytes, long freeBytes, long largestFreeBlock) {
+
+		/** No segments: for caches that cut nothing. */
+		public static final Segments NONE = new Segments(0, 0, 0, 0);
+
+		/**
+		 * How scattered the free bytes are: 1 − largest free block / free bytes; 0 when they lie in one run
+		 * or there are none, near 1 when no large request could use them.
+		 */
+		public double fragmentation() {
+			return (this.freeBytes != 0) ? 1.0 - (double) this.largestFreeBlock / this.freeBytes : 0.0;
+		}
 
 	}
 

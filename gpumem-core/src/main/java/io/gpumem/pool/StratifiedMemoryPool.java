@@ -76,6 +76,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	/** A miss may take a cached block of the next class up when that is at most this many times larger. */
 	private static final double MAX_UPGRADE = 1.25;
 
+	/** Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena. */
+	static final long FRONT_LIMIT = 64L << 10;
+
 	private final String name;
 
 	private final MemoryAllocator allocator;
@@ -86,6 +89,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	/** Per class, whether a miss may take a cached block of the next class. */
 	private final boolean[] upgrades;
+
+	/** Per class, whether closed buffers are cached in the free lists rather than given back to the arena. */
+	private final boolean[] front;
 
 	private final long maxCachedBytes;
 
@@ -134,15 +140,19 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		for (int i = 0; i < classes; i++) {
 			this.maxCachedBuffers[i] = config.maxCachedBuffers().getOrDefault(this.ladder.size(i), Integer.MAX_VALUE);
 		}
+		this.front = new boolean[classes];
+		for (int i = 0; i < classes; i++) {
+			this.front[i] = this.ladder.size(i) <= FRONT_LIMIT;
+		}
 		this.upgrades = new boolean[classes];
 		for (int i = 0; i + 1 < classes; i++) {
-			this.upgrades[i] = this.ladder.size(i + 1) <= MAX_UPGRADE * this.ladder.size(i);
+			this.upgrades[i] = this.front[i + 1] && this.ladder.size(i + 1) <= MAX_UPGRADE * this.ladder.size(i);
 		}
 		this.maxCachedBytes = config.maxCachedBytes();
 		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
 		this.maxWait = config.maxWait();
 		this.freeLists = new FreeLists(classes, config.stripes());
-		this.ledger = new Ledger(allocator, classes);
+		this.ledger = new Ledger(allocator, classes, () -> this.clock);
 		this.retry = new OutOfMemoryRetry(config.oomRetries());
 		this.leaks = new LeakWatch(config.leakDetection());
 		long start = System.nanoTime();
@@ -226,9 +236,15 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (classIndex < 0) {
 			return acquireLarge(bytes, maxWait, thread, home);
 		}
-		Block block = this.freeLists.take(classIndex, home);
-		if (block != null) {
-			return this.leaks.lend(this, block, bytes, thread, home, false);
+		Block block;
+		if (this.front[classIndex]) {
+			block = this.freeLists.take(classIndex, home);
+			if (block != null) {
+				return this.leaks.lend(this, block, bytes, thread, home, false);
+			}
+		}
+		else {
+			this.freeLists.countRequest(classIndex, home);
 		}
 		block = miss(classIndex, home);
 		boolean allocated = block == null;
@@ -253,16 +269,25 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			throw new IllegalArgumentException("warm count must not be negative: " + count);
 		}
 		checkOpen();
-		long room = Math.min(this.maxCachedBuffers[classIndex] - this.freeLists.cachedBuffers(classIndex),
-				(this.maxCachedBytes - cachedBytes()) / classSize);
+		long room = (this.maxCachedBytes - cachedBytes()) / classSize;
+		if (this.front[classIndex]) {
+			room = Math.min(room, this.maxCachedBuffers[classIndex] - this.freeLists.cachedBuffers(classIndex));
+		}
 		int added = (int) Math.max(0, Math.min(count, room));
 		long stamp = tick();
+		List<Block> reserved = new ArrayList<>(added);
 		for (int i = 0; i < added; i++) {
-			Block block = this.ledger.reserve(classIndex, classSize);
-			if (!this.freeLists.add(block, stamp, i)) {
+			reserved.add(this.ledger.reserve(classIndex, classSize));
+		}
+		for (int i = 0; i < added; i++) {
+			Block block = reserved.get(i);
+			if (!this.front[classIndex] || !this.freeLists.add(block, stamp, i)) {
 				this.ledger.free(block);
-				throw closedException();
 			}
+		}
+		if (this.closed) {
+			this.ledger.releaseSegments(Long.MAX_VALUE, Long.MAX_VALUE);
+			throw closedException();
 		}
 		if (added > 0) {
 			this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
@@ -285,17 +310,21 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		releaseFinished();
 		long released = 0;
 		synchronized (this.trimLock) {
-			tick();
+			long stamp = tick();
 			long excess = cachedBytes() - keepBytes;
 			if (excess > 0) {
-				released += this.ledger.trim(this.large.removeOldest(excess));
+				released += this.ledger.trim(this.large.removeOldest(excess), stamp);
+			}
+			if ((excess = cachedBytes() - keepBytes) > 0) {
+				released += this.ledger.releaseSegments(excess, Long.MAX_VALUE);
 			}
 			for (int pass = 0; pass < 4 && (excess = cachedBytes() - keepBytes) > 0; pass++) {
-				long freed = this.ledger.trim(this.freeLists.removeOldest(excess));
-				if (freed == 0) {
+				List<Block> oldest = this.freeLists.removeOldest(excess);
+				if (oldest.isEmpty()) {
 					break;
 				}
-				released += freed;
+				this.ledger.trim(oldest, stamp);
+				released += this.ledger.releaseSegments(cachedBytes() - keepBytes, Long.MAX_VALUE);
 			}
 		}
 		return released;
@@ -312,7 +341,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		synchronized (this.trimLock) {
 			long cutoff = tick() - this.idleTrimNanos;
-			return this.ledger.trim(this.large.removeIdle(cutoff)) + this.ledger.trim(this.freeLists.removeIdle(cutoff));
+			long released = this.ledger.trim(this.large.removeIdle(cutoff), cutoff);
+			this.ledger.trim(this.freeLists.removeIdle(cutoff), cutoff);
+			return released + this.ledger.releaseSegments(Long.MAX_VALUE, cutoff);
 		}
 	}
 
@@ -332,13 +363,15 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				Math.max(0, largeRequests - largeMisses), largeMisses, this.ledger.largeReturns(),
 				Math.max(0, this.ledger.largeBuffers() - largeCachedBuffers),
 				Math.max(0, this.ledger.largeBytes() - largeCachedBytes), largeCachedBuffers, largeCachedBytes);
+		Arena arena = this.ledger.arena();
+		PoolStatistics.Segments segments = new PoolStatistics.Segments(arena.segments(), arena.segmentBytes(),
+				arena.freeBytes(), arena.largestFree());
 		long totalRequests = large.requests();
 		long totalMisses = large.misses();
 		long totalReturns = large.returns();
 		long inUseBuffers = large.inUseBuffers();
-		long inUseBytes = large.inUseBytes();
 		long cachedBuffers = large.cachedBuffers();
-		long cachedBytes = large.cachedBytes();
+		long cachedBytes = large.cachedBytes() + segments.freeBytes();
 		for (int c = 0; c < classes; c++) {
 			long size = this.ladder.size(c);
 			long misses = this.ledger.misses(c);
@@ -349,20 +382,21 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			totalMisses += misses;
 			totalReturns += returns[c];
 			inUseBuffers += inUse;
-			inUseBytes += inUse * size;
 			cachedBuffers += cached[c];
-			cachedBytes += cached[c] * size;
+			cachedBytes += cached[c] * Arena.spanSize(size);
 		}
+		long reserved = this.ledger.reservedBytes();
 		return new PoolStatistics(this.name, kind(), totalRequests, Math.max(0, totalRequests - totalMisses),
-				totalMisses, totalReturns, inUseBytes, inUseBuffers, cachedBytes, cachedBuffers,
-				this.ledger.reservedBytes(), this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
-				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows, large);
+				totalMisses, totalReturns, Math.max(0, reserved - cachedBytes), inUseBuffers, cachedBytes,
+				cachedBuffers, reserved, this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
+				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows, large,
+				segments);
 	}
 
 	/** Bytes cached in all classes: exact when no thread is acquiring or releasing, a recent value otherwise. */
 	@Override
 	public long cachedBytes() {
-		return this.freeLists.cachedBytes() + this.large.cachedBytes();
+		return this.freeLists.cachedBytes() + this.large.cachedBytes() + this.ledger.arena().freeBytes();
 	}
 
 	@Override
@@ -440,6 +474,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		this.pending.drainAll(this::release);
 		this.freeLists.close().forEach(this.ledger::free);
 		this.large.close().forEach(this.ledger::free);
+		this.ledger.releaseSegments(Long.MAX_VALUE, Long.MAX_VALUE);
 		long inUse = this.ledger.reservedBytes();
 		if (inUse > 0) {
 			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
@@ -469,16 +504,21 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			releaseLarge(block);
 			return;
 		}
-		boolean cache = (this.ledger.reservedBuffers(classIndex) <= this.maxCachedBuffers[classIndex]
-				&& this.ledger.reservedBytes() <= this.maxCachedBytes)
-				|| (this.freeLists.cachedBuffers(classIndex) < this.maxCachedBuffers[classIndex]
-						&& this.freeLists.cachedBytes() + block.size <= this.maxCachedBytes);
+		boolean cache = this.front[classIndex]
+				&& ((this.ledger.reservedBuffers(classIndex) <= this.maxCachedBuffers[classIndex]
+						&& this.ledger.reservedBytes() <= this.maxCachedBytes)
+						|| (this.freeLists.cachedBuffers(classIndex) < this.maxCachedBuffers[classIndex]
+								&& this.freeLists.cachedBytes() + block.size <= this.maxCachedBytes));
 		if (!this.freeLists.put(block, stripe, this.clock, cache)) {
+			this.ledger.free(block);
 			if (this.closed) {
-				this.ledger.free(block);
+				this.ledger.releaseSegments(Long.MAX_VALUE, Long.MAX_VALUE);
 			}
-			else {
-				this.ledger.trim(List.of(block));
+			else if (this.ledger.reservedBytes() > this.maxCachedBytes) {
+				long excess = cachedBytes() - this.maxCachedBytes;
+				if (excess > 0) {
+					this.ledger.releaseSegments(excess, Long.MAX_VALUE);
+				}
 			}
 		}
 		if (this.waiters.any()) {
@@ -490,7 +530,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private void releaseLarge(Block block) {
 		this.ledger.countLargeReturn();
 		if (cachedBytes() + block.size > this.maxCachedBytes || !this.large.put(block, this.clock)) {
-			this.ledger.trim(List.of(block));
+			this.ledger.trim(List.of(block), this.clock);
 		}
 		if (this.waiters.any()) {
 			this.waiters.memoryReturned();
@@ -516,17 +556,19 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
-	 * No cached block of the class: one whose stream work has just completed, or a cached block of the
-	 * next class where that is at most {@value #MAX_UPGRADE} times larger; null when there is none.
+	 * No cached block of the class: one whose stream work has just completed, a cached block of the next
+	 * class where that is at most {@value #MAX_UPGRADE} times larger, or one cut from the arena's free
+	 * memory; null when there is none.
 	 */
 	private Block miss(int classIndex, int home) {
-		if (releaseFinished()) {
+		if (releaseFinished() && this.front[classIndex]) {
 			Block block = this.freeLists.poll(classIndex, home);
 			if (block != null) {
 				return block;
 			}
 		}
-		return this.upgrades[classIndex] ? this.freeLists.poll(classIndex + 1, home) : null;
+		Block block = this.upgrades[classIndex] ? this.freeLists.poll(classIndex + 1, home) : null;
+		return (block != null) ? block : this.ledger.take(classIndex, this.ladder.size(classIndex));
 	}
 
 	/** A new block of the class from the allocator, retried after freeing memory and waited for if refused. */
@@ -621,7 +663,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (this.closed) {
 			throw closedException();
 		}
-		Block block = (classIndex >= 0) ? this.freeLists.poll(classIndex, home) : this.large.take(size);
+		Block block = (classIndex < 0) ? this.large.take(size)
+				: this.front[classIndex] ? this.freeLists.poll(classIndex, home) : null;
 		return (block != null) ? block : tryReserve(classIndex, size, refusal);
 	}
 
@@ -643,7 +686,12 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			return freed;
 		}
 		long cached = cachedBytes();
-		return (cached == 0) ? 0 : trim((attempt == 0) ? Math.max(0, cached - size) : 0);
+		if (cached == 0) {
+			return 0;
+		}
+		long front = this.freeLists.cachedBytes();
+		long released = trim((attempt == 0) ? Math.max(0, cached - size) : 0);
+		return released + Math.max(0, front - this.freeLists.cachedBytes());
 	}
 
 	/**

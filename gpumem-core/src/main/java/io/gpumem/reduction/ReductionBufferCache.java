@@ -227,7 +227,7 @@ public final class ReductionBufferCache implements MemoryPool, AutoCloseable {
 		return new PoolStatistics(this.name, kind(), requests, hits, misses, returns, inUseBytes, inUseBuffers,
 				this.cachedBytes.get(), cachedBuffers, this.reservedBytes.get(), this.peakReservedBytes.get(),
 				this.trimmedBytes.get(), this.allocationFailures.sum(), 0, PoolStatistics.Waits.NONE, rows,
-				PoolStatistics.AboveTopClass.NONE);
+				PoolStatistics.AboveTopClass.NONE, PoolStatistics.Segments.NONE);
 	}
 
 	/** Frees every cached buffer; buffers still lent are freed when closed. */
