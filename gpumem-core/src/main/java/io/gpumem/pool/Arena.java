@@ -8,6 +8,7 @@ import java.util.Set;
 import java.util.TreeSet;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
@@ -24,34 +25,29 @@ final class Arena {
 	/** Spans start at multiples of this and their sizes are multiples of it: the alignment {@code cuMemAlloc} gives. */
 	static final long ALIGNMENT = 256;
 
-	/** Smaller requests share segments of {@link #SMALL_SEGMENT} bytes. */
-	static final long SMALL_REQUEST = 1L << 20;
-
-	static final long SMALL_SEGMENT = 2L << 20;
-
-	/** Larger requests get segments rounded up to multiples of this. */
-	static final long LARGE_SEGMENT_STEP = 2L << 20;
-
-	private static final Comparator<Span> BEST_FIT = Comparator.comparingLong((Span span) -> span.size)
-		.thenComparingLong((span) -> span.segment.id)
-		.thenComparingLong((span) -> span.offset);
+	/** Smallest first; among spans of one size, the lowest address (oldest segment, then offset) first. */
+	private static final Comparator<Span> BEST_FIT = (a, b) -> {
+		int bySize = Long.compare(a.size, b.size);
+		if (bySize != 0) {
+			return bySize;
+		}
+		int bySegment = Long.compare(a.segment.id, b.segment.id);
+		return (bySegment != 0) ? bySegment : Long.compare(a.offset, b.offset);
+	};
 
 	private final MemoryAllocator allocator;
 
 	/** Held while a segment is allocated: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
-	static final boolean SPLIT = Boolean.getBoolean("arena.split");
+	private final long segmentStep;
 
-	/** Free spans of the segments for small requests, and of the others. */
-	private final TreeSet<Span> smallFree = new TreeSet<>(BEST_FIT);
-
-	private final TreeSet<Span> largeFree = new TreeSet<>(BEST_FIT);
+	private final TreeSet<Span> free = new TreeSet<>(BEST_FIT);
 
 	/** Every segment held, in the order allocated. */
 	private final Set<Segment> segments = new LinkedHashSet<>();
 
-	private final Span probe = new Span(new Segment(null, Long.MIN_VALUE, true), 0, 0);
+	private final Span probe = new Span(new Segment(null, Long.MIN_VALUE), 0, 0);
 
 	private long nextSegmentId;
 
@@ -61,8 +57,10 @@ final class Arena {
 
 	private volatile long freeBytes;
 
-	Arena(MemoryAllocator allocator) {
+	/** An arena whose segments are {@code segmentStep} bytes, or multiples of it for spans above half of it. */
+	Arena(MemoryAllocator allocator, long segmentStep) {
 		this.allocator = allocator;
+		this.segmentStep = segmentStep;
 	}
 
 	/** The bytes a request of {@code bytes} takes in a segment. */
@@ -71,21 +69,20 @@ final class Arena {
 	}
 
 	/** The size of a segment allocated for a span of {@code spanSize} bytes. */
-	static long segmentSize(long spanSize) {
-		return (spanSize <= SMALL_REQUEST) ? SMALL_SEGMENT
-				: (spanSize + LARGE_SEGMENT_STEP - 1) / LARGE_SEGMENT_STEP * LARGE_SEGMENT_STEP;
+	long segmentSize(long spanSize) {
+		return (spanSize <= this.segmentStep / 2) ? this.segmentStep
+				: (spanSize + this.segmentStep - 1) / this.segmentStep * this.segmentStep;
 	}
 
 	/** A free span of at least {@code bytes}, split to size, the best fit; null when none is free. */
 	synchronized Span take(long bytes) {
 		long size = spanSize(bytes);
 		this.probe.size = size;
-		TreeSet<Span> free = freeSet(size <= SMALL_REQUEST);
-		Span fit = free.ceiling(this.probe);
+		Span fit = this.free.ceiling(this.probe);
 		if (fit == null) {
 			return null;
 		}
-		free.remove(fit);
+		this.free.remove(fit);
 		this.freeBytes -= fit.size;
 		return lend(fit, size);
 	}
@@ -93,7 +90,7 @@ final class Arena {
 	/**
 	 * A span of at least {@code bytes}: a free one as {@link #take} finds it, else one cut from a new
 	 * segment.
-	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses the segment
+	 * @throws GpuOutOfMemoryException if the allocator refuses a segment, even one of the span's size
 	 */
 	Span allocate(long bytes) {
 		Span span = take(bytes);
@@ -106,17 +103,53 @@ final class Arena {
 				return span;
 			}
 			long size = spanSize(bytes);
-			Allocation allocation = this.allocator.allocate(segmentSize(size));
+			Allocation allocation = allocateSegment(size);
 			synchronized (this) {
-				Segment segment = new Segment(allocation, this.nextSegmentId++, size <= SMALL_REQUEST);
-				this.segments.add(segment);
-				this.segmentCount++;
-				this.segmentBytes += allocation.size();
-				span = lend(new Span(segment, 0, allocation.size()), size);
+				span = lend(new Span(addSegment(allocation), 0, allocation.size()), size);
 				span.grew = true;
 				return span;
 			}
 		}
+	}
+
+	/**
+	 * Allocates new segments with room for {@code count} spans of {@code bytes}, all free: a warm-up.
+	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
+	 */
+	void grow(long bytes, int count) {
+		long size = spanSize(bytes);
+		long perSegment = segmentSize(size) / size;
+		for (long left = count; left > 0; left -= perSegment) {
+			Allocation allocation = allocateSegment(Math.min(left, perSegment) * size);
+			synchronized (this) {
+				Span whole = new Span(addSegment(allocation), 0, allocation.size());
+				whole.free = true;
+				this.free.add(whole);
+				this.freeBytes += whole.size;
+			}
+		}
+	}
+
+	private Segment addSegment(Allocation allocation) {
+		Segment segment = new Segment(allocation, this.nextSegmentId++);
+		this.segments.add(segment);
+		this.segmentCount++;
+		this.segmentBytes += allocation.size();
+		return segment;
+	}
+
+	/** A segment for a span of {@code size} bytes; only that span's size when the allocator refuses a whole segment. */
+	private Allocation allocateSegment(long size) {
+		long segmentSize = segmentSize(size);
+		if (segmentSize > size) {
+			try {
+				return this.allocator.allocate(segmentSize);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				// a device too full for a whole segment may still hold the request
+			}
+		}
+		return this.allocator.allocate(size);
 	}
 
 	/** Frees a span lent by this arena at {@code stamp} on the pool's clock, coalescing it with its free neighbours. */
@@ -125,11 +158,10 @@ final class Arena {
 			throw new IllegalStateException("span of " + span.size + " bytes freed twice");
 		}
 		this.freeBytes += span.size;
-		TreeSet<Span> free = freeSet(span.segment.small);
 		Span merged = span;
 		Span before = span.prev;
 		if (before != null && before.free) {
-			free.remove(before);
+			this.free.remove(before);
 			before.size += merged.size;
 			before.next = merged.next;
 			if (merged.next != null) {
@@ -139,7 +171,7 @@ final class Arena {
 		}
 		Span after = merged.next;
 		if (after != null && after.free) {
-			free.remove(after);
+			this.free.remove(after);
 			merged.size += after.size;
 			merged.next = after.next;
 			if (after.next != null) {
@@ -147,7 +179,7 @@ final class Arena {
 			}
 		}
 		merged.free = true;
-		free.add(merged);
+		this.free.add(merged);
 		if (merged.offset == 0 && merged.next == null) {
 			merged.segment.freeSince = stamp;
 		}
@@ -166,7 +198,7 @@ final class Arena {
 			Span whole = segment.first;
 			if (whole.free && whole.next == null && segment.freeSince <= cutoff) {
 				it.remove();
-				freeSet(segment.small).remove(whole);
+				this.free.remove(whole);
 				this.freeBytes -= whole.size;
 				this.segmentCount--;
 				this.segmentBytes -= whole.size;
@@ -174,19 +206,6 @@ final class Arena {
 				covered += whole.size;
 			}
 		}
-		return removed;
-	}
-
-	/** Takes every segment out, lent spans or not, for a pool that is closing; answers their allocations. */
-	synchronized List<Allocation> removeAll() {
-		List<Allocation> removed = new ArrayList<>();
-		this.segments.forEach((segment) -> removed.add(segment.allocation));
-		this.segments.clear();
-		this.smallFree.clear();
-		this.largeFree.clear();
-		this.segmentCount = 0;
-		this.segmentBytes = 0;
-		this.freeBytes = 0;
 		return removed;
 	}
 
@@ -207,12 +226,7 @@ final class Arena {
 
 	/** The largest free span; 0 when none is free. */
 	synchronized long largestFree() {
-		return Math.max(this.smallFree.isEmpty() ? 0 : this.smallFree.last().size,
-				this.largeFree.isEmpty() ? 0 : this.largeFree.last().size);
-	}
-
-	private TreeSet<Span> freeSet(boolean small) {
-		return (small || !SPLIT) ? this.smallFree : this.largeFree;
+		return this.free.isEmpty() ? 0 : this.free.last().size;
 	}
 
 	/** Cuts {@code size} bytes from the front of free span {@code span}, leaving the rest free. */
@@ -228,7 +242,7 @@ final class Arena {
 			span.next = remainder;
 			span.size = size;
 			remainder.free = true;
-			freeSet(span.segment.small).add(remainder);
+			this.free.add(remainder);
 			this.freeBytes += rest;
 		}
 		span.free = false;
@@ -248,13 +262,9 @@ final class Arena {
 		/** When its last lent span was freed, on the pool's clock. */
 		long freeSince;
 
-		/** Whether the segment serves small requests only. */
-		final boolean small;
-
-		Segment(Allocation allocation, long id, boolean small) {
+		Segment(Allocation allocation, long id) {
 			this.allocation = allocation;
 			this.id = id;
-			this.small = small;
 		}
 
 	}
@@ -276,6 +286,9 @@ final class Arena {
 
 		/** Whether the segment was allocated for this span as it was lent. */
 		boolean grew;
+
+		/** The block last made of this span, which keeps it and its leak watcher reachable while lent. */
+		Block block;
 
 		Span(Segment segment, long offset, long size) {
 			this.segment = segment;

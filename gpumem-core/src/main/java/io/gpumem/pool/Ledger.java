@@ -24,8 +24,11 @@ final class Ledger {
 	/** The pool's clock, which stamps segments as they fall free. */
 	private final LongSupplier clock;
 
-	/** Every block held, lent or cached: this keeps lent blocks, and their leak watchers, reachable. */
-	private final Set<Block> blocks = ConcurrentHashMap.newKeySet();
+	/**
+	 * Every block above the top class, lent or cached: this keeps lent blocks, and their leak watchers,
+	 * reachable, as the arena's segments keep the classes' blocks through their spans.
+	 */
+	private final Set<Block> largeBlocks = ConcurrentHashMap.newKeySet();
 
 	private final AtomicLongArray reservedBuffers;
 
@@ -51,9 +54,9 @@ final class Ledger {
 
 	private final LongAdder allocationFailures = new LongAdder();
 
-	Ledger(MemoryAllocator allocator, int classes, LongSupplier clock) {
+	Ledger(MemoryAllocator allocator, int classes, long segmentBytes, LongSupplier clock) {
 		this.allocator = allocator;
-		this.arena = new Arena(allocator);
+		this.arena = new Arena(allocator, segmentBytes);
 		this.clock = clock;
 		this.reservedBuffers = new AtomicLongArray(classes);
 		this.misses = new AtomicLongArray(classes);
@@ -65,7 +68,8 @@ final class Ledger {
 	 */
 	Block reserve(int classIndex, long size) {
 		if (classIndex < 0) {
-			Block block = book(Block.of(this.allocator.allocate(size), -1, null));
+			Block block = Block.of(this.allocator.allocate(size), -1, null);
+			this.largeBlocks.add(block);
 			this.largeBuffers.incrementAndGet();
 			this.largeBytes.addAndGet(size);
 			this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
@@ -78,20 +82,27 @@ final class Ledger {
 		return bookSpan(classIndex, span);
 	}
 
+	/** Grows the arena by room for {@code count} blocks of {@code size} bytes, left free: a warm-up. */
+	void grow(long size, int count) {
+		this.arena.grow(size, count);
+		this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
+	}
+
 	/** A block of {@code size} bytes for a class from the arena's free memory, booked; null when none is free. */
 	Block take(int classIndex, long size) {
 		Arena.Span span = this.arena.take(size);
 		return (span != null) ? bookSpan(classIndex, span) : null;
 	}
 
+	/** The span's block, made anew only when the span was cut or merged since it was last lent. */
 	private Block bookSpan(int classIndex, Arena.Span span) {
 		this.reservedBuffers.incrementAndGet(classIndex);
 		this.classBuffers.incrementAndGet();
-		return book(Block.of(span.slice(span.size), classIndex, span));
-	}
-
-	private Block book(Block block) {
-		this.blocks.add(block);
+		Block block = span.block;
+		if (block == null || block.size != span.size || block.classIndex != classIndex) {
+			block = Block.of(span.slice(span.size), classIndex, span);
+			span.block = block;
+		}
 		return block;
 	}
 
@@ -101,13 +112,13 @@ final class Ledger {
 	}
 
 	private void free(Block block, long stamp) {
-		this.blocks.remove(block);
 		if (block.span != null) {
 			this.reservedBuffers.decrementAndGet(block.classIndex);
 			this.classBuffers.decrementAndGet();
 			this.arena.free(block.span, stamp);
 		}
 		else {
+			this.largeBlocks.remove(block);
 			this.largeBuffers.decrementAndGet();
 			this.largeBytes.addAndGet(-block.size);
 			this.allocator.free(block.allocation);

@@ -34,6 +34,8 @@ public final class PoolConfig {
 
 	private final int stripes;
 
+	private final long segmentBytes;
+
 	private PoolConfig(Builder builder) {
 		this.name = builder.name;
 		this.sizeClasses = builder.sizeClasses;
@@ -45,9 +47,13 @@ public final class PoolConfig {
 		this.maxWait = builder.maxWait;
 		this.leakDetection = builder.leakDetection;
 		this.stripes = builder.stripes;
+		this.segmentBytes = builder.segmentBytes;
 		this.warm.forEach((size, count) -> requireClass("warm", size, count));
 		this.maxCachedBuffers.forEach((size, count) -> requireClass("max-cached-buffers", size, count));
 	}
+
+	/** The default {@link #segmentBytes()}: 2 MiB. */
+	public static final long DEFAULT_SEGMENT_BYTES = 2L << 20;
 
 	/** A builder with the {@link PoolPreset#DEFAULT} settings. */
 	public static Builder builder(String name) {
@@ -100,6 +106,15 @@ public final class PoolConfig {
 	}
 
 	/**
+	 * The step in which the pool allocates the memory it cuts its classes' blocks from: a request of up
+	 * to half of it is cut from a segment of this size, a larger one from a segment of its size rounded
+	 * up to a multiple of it.
+	 */
+	public long segmentBytes() {
+		return this.segmentBytes;
+	}
+
+	/**
 	 * Always 0: pools keep no per-thread caches.
 	 * @deprecated per-thread caches were removed: memory they held was out of reach of trims while its
 	 * thread idled, and on a service's workload they made the pool slower, not faster
@@ -148,6 +163,8 @@ public final class PoolConfig {
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
 		private int stripes = defaultStripes();
+
+		private long segmentBytes = DEFAULT_SEGMENT_BYTES;
 
 		private Builder(String name) {
 			if (name == null || name.isBlank()) {
@@ -242,6 +259,19 @@ public final class PoolConfig {
 
 		public Builder leakDetection(LeakDetection level) {
 			this.leakDetection = Objects.requireNonNull(level, "leak detection");
+			return this;
+		}
+
+		/**
+		 * The step in which the pool allocates segments, as {@link PoolConfig#segmentBytes()} says; 2 MiB by
+		 * default, as PyTorch's caching allocator. {@value Arena#ALIGNMENT} makes each block a segment of its own.
+		 */
+		public Builder segmentSize(long bytes) {
+			if (bytes <= 0 || bytes % Arena.ALIGNMENT != 0) {
+				throw new InvalidSettingException("segment-size", bytes,
+						"must be a positive multiple of " + Arena.ALIGNMENT + " B");
+			}
+			this.segmentBytes = bytes;
 			return this;
 		}
 

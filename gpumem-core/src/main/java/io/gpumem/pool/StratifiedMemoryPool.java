@@ -77,7 +77,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private static final double MAX_UPGRADE = 1.25;
 
 	/** Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena. */
-	static final long FRONT_LIMIT = 64L << 10;
+	static final long FRONT_LIMIT = 256L << 10;
 
 	private final String name;
 
@@ -152,7 +152,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
 		this.maxWait = config.maxWait();
 		this.freeLists = new FreeLists(classes, config.stripes());
-		this.ledger = new Ledger(allocator, classes, () -> this.clock);
+		this.ledger = new Ledger(allocator, classes, config.segmentBytes(), () -> this.clock);
 		this.retry = new OutOfMemoryRetry(config.oomRetries());
 		this.leaks = new LeakWatch(config.leakDetection());
 		long start = System.nanoTime();
@@ -275,13 +275,12 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		int added = (int) Math.max(0, Math.min(count, room));
 		long stamp = tick();
-		List<Block> reserved = new ArrayList<>(added);
-		for (int i = 0; i < added; i++) {
-			reserved.add(this.ledger.reserve(classIndex, classSize));
+		if (!this.front[classIndex]) {
+			this.ledger.grow(classSize, added);
 		}
-		for (int i = 0; i < added; i++) {
-			Block block = reserved.get(i);
-			if (!this.front[classIndex] || !this.freeLists.add(block, stamp, i)) {
+		for (int i = 0; this.front[classIndex] && i < added; i++) {
+			Block block = this.ledger.reserve(classIndex, classSize);
+			if (!this.freeLists.add(block, stamp, i)) {
 				this.ledger.free(block);
 			}
 		}

@@ -34,7 +34,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /**
  * Many threads acquire, stamp, verify and release buffers of mixed sizes while another trims: no
- * buffer may ever have two owners, and the books must balance to the byte at the end.
+ * buffer may ever have two owners, and the books must balance to the byte at the end. The sizes span
+ * the classes cached in the free lists, those cut from the arena's segments at each request, and
+ * requests above the top class.
  */
 class PoolStressTest {
 
@@ -77,7 +79,7 @@ class PoolStressTest {
 		StatisticsAllocator allocator = new StatisticsAllocator(upstream);
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(allocator,
 				PoolConfig.builder("stress")
-					.sizeClasses(SizeClassLadder.geometric(256, 64 * 1024, 4, 128))
+					.sizeClasses(SizeClassLadder.geometric(256, 1024 * 1024, 4, 128))
 					.maxCachedBuffers(1024, 16)
 					.maxCachedBytes(8L << 20)
 					.oomRetries((faultProbability != null) ? 0 : 3)
@@ -160,7 +162,7 @@ class PoolStressTest {
 				held[slot].close();
 				held[slot] = null;
 			}
-			long size = 16 + (long) Math.exp(random.nextDouble() * Math.log(96 * 1024));
+			long size = 16 + (long) Math.exp(random.nextDouble() * Math.log(1536 * 1024));
 			PooledBuffer buffer;
 			try {
 				buffer = pool.acquire(size);
