@@ -3,7 +3,6 @@ package io.gpumem.cuda;
 import java.util.EnumMap;
 import java.util.Map;
 
-import io.gpumem.allocator.SlabAllocator;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.MemoryAllocator;
@@ -14,18 +13,10 @@ import io.gpumem.stream.GpuStream;
 /**
  * One CUDA device through the driver API: device, pinned and unified allocators, memory info and
  * streams, with the device's primary context retained once and made current on the calling thread in
- * every operation.
- * <p>
- * Requests up to {@link #MAX_CARVED_BYTES} are carved out of {@link #SLAB_BYTES} allocations (see
- * {@link SlabAllocator}); larger ones are one driver allocation each.
+ * every operation. Each allocation is one driver call; pools cut their small blocks from large
+ * allocations of their own, which they can give back whole.
  */
 public final class CudaBackend implements GpuBackend {
-
-	/** The size of the driver allocations small blocks are carved from. */
-	public static final long SLAB_BYTES = 2L << 20;
-
-	/** The largest request carved from a slab. */
-	public static final long MAX_CARVED_BYTES = 256L << 10;
 
 	private final CudaDevice device;
 
@@ -37,7 +28,7 @@ public final class CudaBackend implements GpuBackend {
 		this.device = device;
 		this.concurrentManagedAccess = concurrentManagedAccess;
 		for (MemoryKind kind : MemoryKind.values()) {
-			this.allocators.put(kind, new SlabAllocator(new CudaAllocator(device, kind), SLAB_BYTES, MAX_CARVED_BYTES));
+			this.allocators.put(kind, new CudaAllocator(device, kind));
 		}
 	}
 
