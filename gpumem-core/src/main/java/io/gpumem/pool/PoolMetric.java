@@ -74,4 +74,9 @@ public interface PoolMetric {
 		return statistics().memoryWaits();
 	}
 
+	/** The segments the pool's blocks are cut from; {@link PoolStatistics.Segments#NONE} for a pool that cuts none. */
+	default PoolStatistics.Segments segments() {
+		return statistics().segments();
+	}
+
 }

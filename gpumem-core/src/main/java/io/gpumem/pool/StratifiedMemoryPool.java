@@ -362,9 +362,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				Math.max(0, largeRequests - largeMisses), largeMisses, this.ledger.largeReturns(),
 				Math.max(0, this.ledger.largeBuffers() - largeCachedBuffers),
 				Math.max(0, this.ledger.largeBytes() - largeCachedBytes), largeCachedBuffers, largeCachedBytes);
-		Arena arena = this.ledger.arena();
-		PoolStatistics.Segments segments = new PoolStatistics.Segments(arena.segments(), arena.segmentBytes(),
-				arena.freeBytes(), arena.largestFree());
+		PoolStatistics.Segments segments = segments();
 		long totalRequests = large.requests();
 		long totalMisses = large.misses();
 		long totalReturns = large.returns();
@@ -390,6 +388,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				cachedBuffers, reserved, this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
 				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows, large,
 				segments);
+	}
+
+	@Override
+	public PoolStatistics.Segments segments() {
+		Arena arena = this.ledger.arena();
+		return new PoolStatistics.Segments(arena.segments(), arena.segmentBytes(), arena.freeBytes(),
+				arena.largestFree());
 	}
 
 	/** Bytes cached in all classes: exact when no thread is acquiring or releasing, a recent value otherwise. */

@@ -184,6 +184,13 @@ public class GpumemProperties {
 		 */
 		private Duration maxWait;
 
+		/**
+		 * The step in which the pool allocates the segments it cuts its blocks from: a request of up to
+		 * half of it shares a segment of this size, a larger one gets a segment rounded up to whole steps.
+		 * A multiple of 256 B; 256 B gives every block a segment of its own.
+		 */
+		private DataSize segmentSize = DataSize.ofMegabytes(2);
+
 		/** Deprecated: pools keep no per-thread caches. */
 		@SuppressWarnings("removal")
 		private final ThreadCache threadCache = new ThreadCache();
@@ -234,6 +241,14 @@ public class GpumemProperties {
 
 		public void setMaxWait(Duration maxWait) {
 			this.maxWait = maxWait;
+		}
+
+		public DataSize getSegmentSize() {
+			return this.segmentSize;
+		}
+
+		public void setSegmentSize(DataSize segmentSize) {
+			this.segmentSize = segmentSize;
 		}
 
 		@SuppressWarnings("removal")

@@ -29,7 +29,8 @@ final class PoolConfigs {
 						.preset(preset)
 						.leakDetection(properties.getLeakDetection())
 						.oomRetries(properties.getPressure().getOomRetries())
-						.idleTrimAfter(pool.getIdleTrimAfter());
+						.idleTrimAfter(pool.getIdleTrimAfter())
+						.segmentSize(pool.getSegmentSize().toBytes());
 					if (pool.getMaxWait() != null) {
 						builder.maxWait(pool.getMaxWait());
 					}

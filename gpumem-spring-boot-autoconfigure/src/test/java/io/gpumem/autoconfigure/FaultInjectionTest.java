@@ -51,7 +51,8 @@ class FaultInjectionTest {
 
 	@Test
 	void everyNthRefusesThoseAllocationsAndNoOthers() {
-		this.runner.withPropertyValues("gpumem.fault-injection.every-nth=2").run((context) -> {
+		this.runner.withPropertyValues("gpumem.fault-injection.every-nth=2", "gpumem.device-pool.segment-size=256B")
+			.run((context) -> {
 			StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
 			try (PooledBuffer first = device.acquire(4096)) {
 				assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(8192));

@@ -33,6 +33,7 @@ import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
 import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureLevel;
@@ -301,7 +302,8 @@ class GpumemAutoConfigurationTest {
 			.run((context) -> {
 				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
 				assertThat(device.maxCachedBytes()).as("the property, then doubled").isEqualTo(16L << 20);
-				assertThat(device.statistics().cachedBytes()).isEqualTo(2 * 65536);
+				assertThat(device.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
+					.containsExactly(0L, 2L);
 				assertThat(customized).containsExactlyInAnyOrder("device 1", "device 2", "pinned 1", "pinned 2",
 						"unified 1", "unified 2");
 				assertThat(customized.indexOf("device 1")).isLessThan(customized.indexOf("device 2"));
@@ -376,6 +378,7 @@ class GpumemAutoConfigurationTest {
 			gpumem.device-pool.max-cached=-1MB              | gpumem.device-pool.max-cached                | must not be negative
 			gpumem.device-pool.max-wait=-1s                 | gpumem.device-pool.max-wait                  | must be zero or more
 			gpumem.pinned-pool.idle-trim-after=-1s          | gpumem.pinned-pool.idle-trim-after           | must not be negative
+			gpumem.device-pool.segment-size=1000B           | gpumem.device-pool.segment-size              | must be a positive multiple of 256 B
 			gpumem.device-pool.max-cached-buffers[4KB]=-1   | gpumem.device-pool.max-cached-buffers[4KB]   | must not be negative
 			gpumem.device-pool.warm[1KB]=-3                 | gpumem.device-pool.warm[1KB]                 | must not be negative
 			gpumem.device-pool.warm[1024]=-3                | gpumem.device-pool.warm[1024]                | must not be negative

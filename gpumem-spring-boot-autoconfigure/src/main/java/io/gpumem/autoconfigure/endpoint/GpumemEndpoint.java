@@ -144,20 +144,34 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * One pool's figures, a row per size class and the requests above the top class: the answer to
-	 * {@code GET /actuator/gpumem/{pool}}.
+	 * One pool's figures, a row per size class, the requests above the top class and the segments the
+	 * classes' blocks are cut from: the answer to {@code GET /actuator/gpumem/{pool}}.
 	 */
 	public record PoolDetail(String name, MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
 			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
 			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers,
-			List<SizeClassStatistics> sizeClasses, PoolStatistics.AboveTopClass aboveTopClass)
-			implements OperationResponseBody {
+			List<SizeClassStatistics> sizeClasses, PoolStatistics.AboveTopClass aboveTopClass,
+			SegmentsDescriptor segments) implements OperationResponseBody {
 
 		static PoolDetail of(PoolStatistics s) {
 			return new PoolDetail(s.name(), s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(),
 					s.cachedBuffers(), s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
 					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers(),
-					s.sizeClasses(), s.aboveTopClass());
+					s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()));
+		}
+
+	}
+
+	/**
+	 * A pool's segments: how many, their bytes, the bytes free in them, the largest free block, and the
+	 * fragmentation of the free bytes (1 − largest free block / free bytes).
+	 */
+	public record SegmentsDescriptor(long segments, long segmentBytes, long freeBytes, long largestFreeBlock,
+			double fragmentation) {
+
+		static SegmentsDescriptor of(PoolStatistics.Segments s) {
+			return new SegmentsDescriptor(s.segments(), s.segmentBytes(), s.freeBytes(), s.largestFreeBlock(),
+					s.fragmentation());
 		}
 
 	}

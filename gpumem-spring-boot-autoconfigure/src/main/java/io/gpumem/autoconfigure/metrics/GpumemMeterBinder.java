@@ -159,6 +159,24 @@ public class GpumemMeterBinder implements MeterBinder {
 				.description("The most bytes the pool keeps cached (max-cached)")
 				.register(registry);
 		}
+		String segments = "Bytes of the segments the pool cuts its blocks from, in all (reserved) or free in them";
+		poolGauge(registry, "gpumem.pool.segments.memory", name, "reserved", BaseUnits.BYTES, segments, pool,
+				(p) -> p.segments().segmentBytes());
+		poolGauge(registry, "gpumem.pool.segments.memory", name, "free", BaseUnits.BYTES, segments, pool,
+				(p) -> p.segments().freeBytes());
+		Gauge.builder("gpumem.pool.segments", pool, (p) -> p.segments().segments())
+			.tags("pool", name)
+			.description("Segments the pool holds from its allocator, each given back only whole")
+			.register(registry);
+		Gauge.builder("gpumem.pool.segments.largest.free", pool, (p) -> p.segments().largestFreeBlock())
+			.tags("pool", name)
+			.baseUnit(BaseUnits.BYTES)
+			.description("The largest run of free bytes in one segment: the largest request served without allocating")
+			.register(registry);
+		Gauge.builder("gpumem.pool.fragmentation", pool, (p) -> p.segments().fragmentation())
+			.tags("pool", name)
+			.description("1 - largest free block / free bytes in the segments: 0 when the free bytes lie in one run")
+			.register(registry);
 		String requests = "Buffer requests, by result: hit (served from the cache) or miss (went to the allocator)";
 		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::hits)
 			.tags("pool", name, "result", "hit")

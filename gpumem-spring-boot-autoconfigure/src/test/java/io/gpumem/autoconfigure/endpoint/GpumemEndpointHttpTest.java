@@ -11,6 +11,7 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
@@ -95,6 +96,28 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
+	void showsTheSegmentsTheClassesAreCutFromAndHowScatteredTheirFreeBytesAre() {
+		this.devicePool.trim(0);
+		PooledBuffer first = this.devicePool.acquire(512L << 10);
+		try (PooledBuffer second = this.devicePool.acquire(512L << 10)) {
+			this.devicePool.acquire(512L << 10).close();
+			first.close();
+			this.client.get()
+				.uri("/actuator/gpumem/device")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.segments.segments").isEqualTo(1)
+				.jsonPath("$.segments.segmentBytes").isEqualTo(2L << 20)
+				.jsonPath("$.segments.freeBytes").isEqualTo(3L << 19)
+				.jsonPath("$.segments.largestFreeBlock").isEqualTo(1L << 20)
+				.jsonPath("$.segments.fragmentation").isEqualTo(1 - (double) (1L << 20) / (3L << 19));
+		}
+		this.devicePool.trim(0);
+	}
+
+	@Test
 	void anUnknownPoolIsNotFound() {
 		this.client.get().uri("/actuator/gpumem/nope").exchange().expectStatus().isNotFound();
 		this.client.post()
@@ -125,20 +148,25 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
-	void aTrimOfOnePoolReleasesItsWarmedBuffersAndSaysSo() {
+	void aTrimOfOnePoolReleasesWholeSegmentsOfItsWarmedBuffersAndSaysSo() {
 		this.devicePool.trim(0);
-		this.devicePool.warm(64 * 1024, 4);
+		this.devicePool.warm(64 * 1024, 32);
+		this.devicePool.warm(64 * 1024, 32);
+		assertThat(this.devicePool.statistics().segments().segments()).as("32 buffers of 64 KiB fill a segment")
+			.isEqualTo(2);
 		this.client.post()
 			.uri("/actuator/gpumem/device")
 			.contentType(MediaType.APPLICATION_JSON)
-			.body("{\"keepBytes\": 65536}")
+			.body("{\"keepBytes\": 2097152}")
 			.exchange()
 			.expectStatus()
 			.isOk()
 			.expectBody()
-			.jsonPath("$.releasedBytes").isEqualTo(3 * 65536)
-			.jsonPath("$.pools.device.releasedBytes").isEqualTo(3 * 65536)
-			.jsonPath("$.pools.device.cachedBytes").isEqualTo(65536);
+			.jsonPath("$.releasedBytes").isEqualTo(2L << 20)
+			.jsonPath("$.pools.device.releasedBytes").isEqualTo(2L << 20)
+			.jsonPath("$.pools.device.cachedBytes").isEqualTo(2L << 20);
+		assertThat(this.devicePool.statistics().segments().segments()).isEqualTo(1);
+		this.devicePool.trim(0);
 	}
 
 	@Test
@@ -169,7 +197,7 @@ class GpumemEndpointHttpTest {
 			.isOk()
 			.expectBody()
 			.jsonPath("$.baseUnit").isEqualTo("bytes")
-			.jsonPath("$.measurements[0].value").isEqualTo(4 * 65536);
+			.jsonPath("$.measurements[0].value").isEqualTo(2L << 20);
 		for (String meter : new String[] { "gpumem.pool.buffers", "gpumem.pool.requests", "gpumem.pool.trimmed",
 				"gpumem.device.memory", "gpumem.pressure.level", "gpumem.allocation.failures" }) {
 			this.client.get().uri("/actuator/metrics/" + meter).exchange().expectStatus().isOk();

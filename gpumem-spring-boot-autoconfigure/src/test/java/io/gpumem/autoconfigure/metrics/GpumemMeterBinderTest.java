@@ -66,13 +66,22 @@ class GpumemMeterBinderTest {
 		assertThat(registry.get("gpumem.pool.memory").tags("pool", "device", "state", "used").gauge().value())
 			.isEqualTo(1L << 20);
 		assertThat(registry.get("gpumem.pool.memory").tags("pool", "device", "state", "cached").gauge().value())
-			.isEqualTo(4096);
+			.as("the 4 KiB buffer in the free lists and the rest of the 2 MiB segment")
+			.isEqualTo(1L << 20);
 		assertThat(registry.get("gpumem.pool.buffers").tags("pool", "device", "state", "used").gauge().value())
 			.isEqualTo(1);
 		assertThat(registry.get("gpumem.pool.requests").tags("pool", "device", "result", "hit").functionCounter()
-			.count()).isEqualTo(1);
+			.count()).as("the second 4 KiB buffer, and the 1 MiB one cut from the segment").isEqualTo(2);
 		assertThat(registry.get("gpumem.pool.requests").tags("pool", "device", "result", "miss").functionCounter()
-			.count()).isEqualTo(2);
+			.count()).isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.segments").tags("pool", "device").gauge().value()).isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.segments.memory").tags("pool", "device", "state", "reserved").gauge()
+			.value()).isEqualTo(2L << 20);
+		assertThat(registry.get("gpumem.pool.segments.memory").tags("pool", "device", "state", "free").gauge()
+			.value()).isEqualTo((1L << 20) - 4096);
+		assertThat(registry.get("gpumem.pool.segments.largest.free").tags("pool", "device").gauge().value())
+			.isEqualTo((1L << 20) - 4096);
+		assertThat(registry.get("gpumem.pool.fragmentation").tags("pool", "device").gauge().value()).isZero();
 		assertThat(registry.get("gpumem.device.memory.total").tags("device", "0").gauge().value())
 			.isEqualTo(16L << 20);
 		assertThat(registry.find("gpumem.device.memory").tags("state", "total").gauge()).as("a total is no state")
@@ -81,20 +90,20 @@ class GpumemMeterBinderTest {
 			.isEqualTo(12L << 20);
 		assertThat(registry.get("gpumem.pool.memory.max").tags("pool", "device").gauge().value())
 			.isEqualTo(512L << 20);
-		assertThat(registry.get("gpumem.pool.miss").tags("pool", "device").functionTimer().count()).isEqualTo(2);
+		assertThat(registry.get("gpumem.pool.miss").tags("pool", "device").functionTimer().count()).isEqualTo(1);
 		assertThat(registry.get("gpumem.pool.miss").tags("pool", "device").functionTimer()
 			.totalTime(TimeUnit.NANOSECONDS)).isPositive();
 		assertThat(registry.get("gpumem.pool.leaks").tags("pool", "device").functionCounter().count()).isZero();
 		assertThat(registry.get("gpumem.device.memory").tags("device", "0", "state", "used").gauge().value())
-			.isEqualTo((1L << 20) + 4096);
+			.isEqualTo(2L << 20);
+		held.close();
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.pool.acquire(32L << 20));
 		assertThat(registry.get("gpumem.allocation.failures").tags("pool", "device").functionCounter().count())
 			.isEqualTo(1);
 		assertThat(registry.get("gpumem.pool.trimmed").tags("pool", "device").functionCounter().count())
-			.as("the out-of-memory path trimmed the cached buffer")
-			.isEqualTo(4096);
+			.as("the out-of-memory path gave back the segment, free once the cached buffer was trimmed")
+			.isEqualTo(2L << 20);
 		assertThat(registry.get("gpumem.pressure.level").gauge().value()).isZero();
-		held.close();
 	}
 
 	@Test
@@ -158,6 +167,9 @@ class GpumemMeterBinderTest {
 			.contains("gpumem_pool_requests_total{pool=\"device\",result=\"hit\"}")
 			.contains("gpumem_pool_trimmed_bytes_total{pool=\"device\"}")
 			.contains("gpumem_pool_buffers{pool=\"device\",state=\"cached\"}")
+			.contains("gpumem_pool_segments_memory_bytes{pool=\"device\",state=\"free\"}")
+			.contains("gpumem_pool_segments_largest_free_bytes{pool=\"device\"}")
+			.contains("gpumem_pool_fragmentation{pool=\"device\"}")
 			.contains("gpumem_allocation_failures_total{pool=\"device\"}")
 			.contains("gpumem_pressure_level ")
 			.contains("gpumem_admission_wait_seconds_count{device=\"0\"}")
