@@ -20,10 +20,20 @@ import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
 /**
- * A pool of buffers in size classes over any {@link MemoryAllocator}: requests round up to a class and
- * are served from that class's cached buffers when there are any, from the allocator otherwise.
+ * A pool of buffers over any {@link MemoryAllocator}, whose memory it holds in segments and lends in
+ * size classes.
  * <p>
- * <b>Free lists.</b> Cached buffers lie in free lists striped so that request threads rarely meet on a
+ * <b>Segments.</b> Every block up to the top class is cut from segments the pool allocates in steps of
+ * {@link PoolConfig#segmentBytes()} ({@link Arena}): best fit, split when larger than asked, coalesced
+ * with its free neighbours when freed, so that memory freed by one size serves any other. A segment goes
+ * back to the allocator only whole, by a trim, so a trim reports exactly what the allocator got back.
+ * Requests up to {@value #FRONT_LIMIT} bytes round up to their class; larger ones are cut to their size
+ * (to {@value Arena#ALIGNMENT} bytes) and counted in their class. A miss is a request that made the pool
+ * allocate.
+ * <p>
+ * <b>Free lists.</b> Closed buffers of classes up to {@value #FRONT_LIMIT} bytes stay cached for their
+ * class, so that the hot small sizes are served without the arena's lock; larger ones go back to the
+ * segments at once. Cached buffers lie in free lists striped so that request threads rarely meet on a
  * lock ({@link FreeLists}); a thread takes from its own stripe first and from the others before it
  * allocates, so a buffer closed on one thread serves the next request on any other. Before it
  * allocates, a request also takes a cached buffer of the next class up where that class is at most a
@@ -32,8 +42,9 @@ import io.gpumem.stream.GpuStream;
  * byte is one that a trim, the pressure handler or an out-of-memory retry can free, from any thread,
  * at once.
  * <p>
- * <b>Caps.</b> At most {@code maxCachedBuffers} per class and {@code maxCachedBytes} in all are kept
- * cached; a buffer closed beyond them goes back to the allocator.
+ * <b>Caps.</b> At most {@code maxCachedBuffers} per class are kept in the free lists, a buffer closed
+ * beyond them goes back to the segments; when more than {@code maxCachedBytes} are cached, free segments
+ * go back to the allocator.
  * <p>
  * <b>Requests above the top class</b> take the smallest cached block that fits them, if it is at most
  * {@link LargeBlocks#REUSE_MARGIN} larger, and otherwise a new block of their exact size; closed, such a
@@ -58,8 +69,10 @@ import io.gpumem.stream.GpuStream;
  * <b>Leaks</b> are watched as {@link LeakDetection} says ({@link LeakWatch}) and reclaimed by the
  * maintenance, misses and trims.
  * <p>
- * <b>Trimming.</b> {@link #trim(long)} releases cached buffers, the large blocks and then the classes'
- * least recently used first, down to a byte target; with {@code idleTrimAfter} set, buffers unused that long are released in the background.
+ * <b>Trimming.</b> {@link #trim(long)} releases cached memory down to a byte target: the large blocks,
+ * oldest first, then free segments, then the free lists' least recently used buffers back to the
+ * segments and the segments they free; with {@code idleTrimAfter} set, buffers and segments unused that
+ * long are released in the background.
  * Recency is kept by a clock that ticks on every slow path and every maintenance run, so buffers cached
  * between two ticks are ordered by stack position, not by time.
  * <p>
@@ -246,10 +259,11 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		else {
 			this.freeLists.countRequest(classIndex, home);
 		}
-		block = miss(classIndex, home);
+		long size = this.front[classIndex] ? this.ladder.size(classIndex) : Arena.spanSize(bytes);
+		block = miss(classIndex, size, home);
 		boolean allocated = block == null;
 		if (allocated) {
-			block = allocate(classIndex, maxWait.toNanos(), home);
+			block = allocate(classIndex, size, maxWait.toNanos(), home);
 		}
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
@@ -561,10 +575,10 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	/**
 	 * No cached block of the class: one whose stream work has just completed, a cached block of the next
-	 * class where that is at most {@value #MAX_UPGRADE} times larger, or one cut from the arena's free
-	 * memory; null when there is none.
+	 * class where that is at most {@value #MAX_UPGRADE} times larger, or a block of {@code size} bytes cut
+	 * from the arena's free memory; null when there is none.
 	 */
-	private Block miss(int classIndex, int home) {
+	private Block miss(int classIndex, long size, int home) {
 		if (releaseFinished() && this.front[classIndex]) {
 			Block block = this.freeLists.poll(classIndex, home);
 			if (block != null) {
@@ -572,13 +586,16 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			}
 		}
 		Block block = this.upgrades[classIndex] ? this.freeLists.poll(classIndex + 1, home) : null;
-		return (block != null) ? block : this.ledger.take(classIndex, this.ladder.size(classIndex));
+		return (block != null) ? block : this.ledger.take(classIndex, size);
 	}
 
-	/** A new block of the class from the allocator, retried after freeing memory and waited for if refused. */
-	private Block allocate(int classIndex, long waitNanos, int home) {
+	/**
+	 * A new block of {@code size} bytes for the class, cut from a new segment, retried after freeing
+	 * memory and waited for if refused.
+	 */
+	private Block allocate(int classIndex, long size, long waitNanos, int home) {
 		this.ledger.countMiss(classIndex);
-		Block block = timedReserve(classIndex, this.ladder.size(classIndex), waitNanos, home);
+		Block block = timedReserve(classIndex, size, waitNanos, home);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
