@@ -4,12 +4,17 @@ import java.util.Locale;
 import java.util.SplittableRandom;
 import java.util.stream.LongStream;
 
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.SizeClassLadder;
+import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
- * Prints bytes reserved per byte requested for the default ladder, plain powers of two and the seed's
- * 4×-spaced buckets, on two request streams: log-uniform from 256 B to 1 MiB, and the buffers the
- * sample's PageRank asks for, request after request, on generated graphs.
+ * Prints bytes reserved per byte requested for the default pool (classes up to 256 KiB, requests cut to
+ * their size above), its default ladder alone, plain powers of two and the seed's 4×-spaced buckets, on
+ * two request streams: log-uniform from 256 B to 1 MiB, and the buffers the sample's PageRank asks for,
+ * request after request, on generated graphs.
  * <p>
  * Run: {@code java -cp gpumem-benchmarks/target/benchmarks.jar io.gpumem.benchmarks.SizeClassWaste}
  */
@@ -23,6 +28,12 @@ public final class SizeClassWaste {
 		long[] logUniform = logUniform(count, 256, 1 << 20, new SplittableRandom(2026));
 		long[] pageRank = pageRank(count / 10, new SplittableRandom(2026));
 		System.out.printf(Locale.ROOT, "%-45s %8s  %-12s %-12s%n", "ladder", "classes", "log-uniform", "PageRank");
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(1L << 20).allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("waste").build())) {
+			System.out.printf(Locale.ROOT, "%-45s %8d  %-12.3f %-12.3f%n", "the pool (default; cut to size above 256 KiB)",
+					pool.sizeClasses().count(), reservedOverRequested(pool, logUniform),
+					reservedOverRequested(pool, pageRank));
+		}
 		print("default (4 per power of two, 128 B aligned)", SizeClassLadder.defaultLadder(), logUniform, pageRank);
 		print("powers of two (256 B ... 64 MiB)", SizeClassLadder.geometric(256, 64L << 20, 1, 1), logUniform, pageRank);
 		print("seed 4x buckets (256 B ... 64 MiB)", SizeClassLadder.of(256, 1024, 4096, 16384, 65536, 262144, 1 << 20,
@@ -58,6 +69,16 @@ public final class SizeClassWaste {
 			sizes.add(4 * n);
 		}
 		return sizes.build().toArray();
+	}
+
+	private static double reservedOverRequested(StratifiedMemoryPool pool, long[] requests) {
+		double requested = 0;
+		double reserved = 0;
+		for (long request : requests) {
+			requested += request;
+			reserved += pool.blockSize(request);
+		}
+		return reserved / requested;
 	}
 
 	private static void print(String name, SizeClassLadder ladder, long[] logUniform, long[] pageRank) {

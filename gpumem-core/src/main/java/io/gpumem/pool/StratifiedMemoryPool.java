@@ -218,6 +218,17 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	}
 
 	/**
+	 * The bytes a request of {@code bytes} takes: up to {@value #FRONT_LIMIT} bytes its class, above that
+	 * and up to the top class its size, each rounded up to {@value Arena#ALIGNMENT} bytes in a segment;
+	 * above the top class its size.
+	 */
+	public long blockSize(long bytes) {
+		int classIndex = this.ladder.indexOf(bytes);
+		return (classIndex < 0) ? bytes
+				: Arena.spanSize(this.front[classIndex] ? this.ladder.size(classIndex) : bytes);
+	}
+
+	/**
 	 * Lends a buffer of {@code bytes} bytes, rounded up to its size class behind the scenes, waiting for
 	 * memory at most the configured {@code maxWait}.
 	 * @throws IllegalArgumentException if {@code bytes} is not positive

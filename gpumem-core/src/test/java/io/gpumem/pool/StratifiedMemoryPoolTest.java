@@ -110,6 +110,24 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
+	void requestsAboveTheFreeListsClassesTakeTheirOwnSizeSoEvenlySpreadRequestsWasteLessThanTheLadder() {
+		StratifiedMemoryPool pool = pool(PoolConfig.builder("test"));
+		long[] requests = SizeClassLadderTest.logUniformRequests(1_000_000, 256, 1 << 20, 2026);
+		double requested = 0;
+		double reserved = 0;
+		for (long request : requests) {
+			requested += request;
+			reserved += pool.blockSize(request);
+		}
+		assertThat(reserved / requested).isBetween(1.0, 1.15)
+			.isLessThan(pool.sizeClasses().reservedOverRequested(requests));
+		try (PooledBuffer small = pool.acquire(3000); PooledBuffer large = pool.acquire(300_001)) {
+			assertThat(small.capacity()).isEqualTo(pool.blockSize(3000)).isEqualTo(3072);
+			assertThat(large.capacity()).isEqualTo(pool.blockSize(300_001)).isEqualTo(300_032);
+		}
+	}
+
+	@Test
 	void requestsAboveTheTopClassAreCachedAndReusedWithinTheMargin() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024));
 		PooledBuffer large = pool.acquire(5000);
