@@ -15,10 +15,12 @@ import io.gpumem.memory.MemoryAllocator;
  * The memory behind a pool's size classes: segments allocated from the allocator in large steps and cut
  * into spans, best fit, a span split when it is larger than asked and coalesced with its free neighbours
  * when freed, so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's
- * coalescing pool). A segment goes back to the allocator only whole, and only when a trim asks.
+ * coalescing pool). A segment goes back to the allocator only whole, when the pool trims or its byte
+ * cap is passed.
  * <p>
- * One lock guards it; the allocator is called outside it, so a slow {@code cuMemAlloc} holds up no
- * other request.
+ * One lock guards the spans; the allocator is called outside it, so a slow {@code cuMemAlloc} holds up
+ * no request that finds a fit. Those that find none wait for the segment being allocated and look
+ * again, so that threads short of memory at once do not each allocate one.
  */
 final class Arena {
 
