@@ -34,8 +34,6 @@ final class Ledger {
 
 	private final AtomicLongArray misses;
 
-	private final AtomicLong classBuffers = new AtomicLong();
-
 	private final AtomicLong peakReservedBytes = new AtomicLong();
 
 	private final LongAdder classMisses = new LongAdder();
@@ -72,20 +70,24 @@ final class Ledger {
 			this.largeBlocks.add(block);
 			this.largeBuffers.incrementAndGet();
 			this.largeBytes.addAndGet(size);
-			this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
+			notePeak();
 			return block;
 		}
 		Arena.Span span = this.arena.allocate(size);
 		if (span.grew) {
-			this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
+			notePeak();
 		}
 		return bookSpan(classIndex, span);
+	}
+
+	private void notePeak() {
+		this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
 	}
 
 	/** Grows the arena by room for {@code count} blocks of {@code size} bytes, left free: a warm-up. */
 	void grow(long size, int count) {
 		this.arena.grow(size, count);
-		this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
+		notePeak();
 	}
 
 	/** A block of {@code size} bytes for a class from the arena's free memory, booked; null when none is free. */
@@ -97,7 +99,6 @@ final class Ledger {
 	/** The span's block, made anew only when the span was cut or merged since it was last lent. */
 	private Block bookSpan(int classIndex, Arena.Span span) {
 		this.reservedBuffers.incrementAndGet(classIndex);
-		this.classBuffers.incrementAndGet();
 		Block block = span.block;
 		if (block == null || block.size != span.size || block.classIndex != classIndex) {
 			block = Block.of(span.slice(span.size), classIndex, span);
@@ -114,7 +115,6 @@ final class Ledger {
 	private void free(Block block, long stamp) {
 		if (block.span != null) {
 			this.reservedBuffers.decrementAndGet(block.classIndex);
-			this.classBuffers.decrementAndGet();
 			this.arena.free(block.span, stamp);
 		}
 		else {
@@ -199,7 +199,11 @@ final class Ledger {
 
 	/** Buffers reserved in every class and above the top class, lent or cached. */
 	long reservedBuffers() {
-		return this.classBuffers.get() + this.largeBuffers.get();
+		long buffers = this.largeBuffers.get();
+		for (int c = 0; c < this.reservedBuffers.length(); c++) {
+			buffers += this.reservedBuffers.get(c);
+		}
+		return buffers;
 	}
 
 	long misses(int classIndex) {

@@ -11,12 +11,12 @@ import io.gpumem.memory.MemoryKind;
  * @param name the pool's name
  * @param kind the kind of memory it lends
  * @param requests acquires, including those above the top size class
- * @param hits acquires served from cached buffers
+ * @param hits acquires served from cached memory: the free lists, cached large blocks or free bytes of segments
  * @param misses acquires that went to the allocator ({@code requests == hits + misses})
  * @param returns buffers closed back to the pool
- * @param inUseBytes bytes of the buffers lent out, counted at their class size
+ * @param inUseBytes bytes of the blocks lent out ({@code reservedBytes - cachedBytes})
  * @param inUseBuffers buffers lent out
- * @param cachedBytes bytes cached, ready to lend
+ * @param cachedBytes bytes cached, ready to lend: in the free lists, in large blocks and free in segments
  * @param cachedBuffers buffers cached
  * @param reservedBytes bytes the pool holds from its allocator
  * @param peakReservedBytes the highest {@code reservedBytes} seen

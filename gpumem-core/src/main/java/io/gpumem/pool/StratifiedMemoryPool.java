@@ -26,7 +26,8 @@ import io.gpumem.stream.GpuStream;
  * <b>Segments.</b> Every block up to the top class is cut from segments the pool allocates in steps of
  * {@link PoolConfig#segmentBytes()} ({@link Arena}): best fit, split when larger than asked, coalesced
  * with its free neighbours when freed, so that memory freed by one size serves any other. A segment goes
- * back to the allocator only whole, by a trim, so a trim reports exactly what the allocator got back.
+ * back to the allocator only whole (by a trim, or beyond {@code maxCachedBytes}), so a trim reports
+ * exactly what the allocator got back.
  * Requests up to {@value #FRONT_LIMIT} bytes round up to their class; larger ones are cut to their size
  * (to {@value Arena#ALIGNMENT} bytes) and counted in their class. A miss is a request that made the pool
  * allocate.
@@ -224,12 +225,16 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	 */
 	public long blockSize(long bytes) {
 		int classIndex = this.ladder.indexOf(bytes);
-		return (classIndex < 0) ? bytes
-				: Arena.spanSize(this.front[classIndex] ? this.ladder.size(classIndex) : bytes);
+		return (classIndex < 0) ? bytes : Arena.spanSize(blockSize(classIndex, bytes));
+	}
+
+	/** What a request of {@code bytes} in class {@code classIndex} asks of the arena: its class, or its size. */
+	private long blockSize(int classIndex, long bytes) {
+		return this.front[classIndex] ? this.ladder.size(classIndex) : bytes;
 	}
 
 	/**
-	 * Lends a buffer of {@code bytes} bytes, rounded up to its size class behind the scenes, waiting for
+	 * Lends a buffer of {@code bytes} bytes, of {@link #blockSize(long)} behind the scenes, waiting for
 	 * memory at most the configured {@code maxWait}.
 	 * @throws IllegalArgumentException if {@code bytes} is not positive
 	 * @throws IllegalStateException if the pool is closed
@@ -270,7 +275,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		else {
 			this.freeLists.countRequest(classIndex, home);
 		}
-		long size = this.front[classIndex] ? this.ladder.size(classIndex) : Arena.spanSize(bytes);
+		long size = blockSize(classIndex, bytes);
 		block = miss(classIndex, size, home);
 		boolean allocated = block == null;
 		if (allocated) {
@@ -299,15 +304,17 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 			room = Math.min(room, this.maxCachedBuffers[classIndex] - this.freeLists.cachedBuffers(classIndex));
 		}
 		int added = (int) Math.max(0, Math.min(count, room));
-		long stamp = tick();
-		if (!this.front[classIndex]) {
-			this.ledger.grow(classSize, added);
-		}
-		for (int i = 0; this.front[classIndex] && i < added; i++) {
-			Block block = this.ledger.reserve(classIndex, classSize);
-			if (!this.freeLists.add(block, stamp, i)) {
-				this.ledger.free(block);
+		if (this.front[classIndex]) {
+			long stamp = tick();
+			for (int i = 0; i < added; i++) {
+				Block block = this.ledger.reserve(classIndex, classSize);
+				if (!this.freeLists.add(block, stamp, i)) {
+					this.ledger.free(block);
+				}
 			}
+		}
+		else {
+			this.ledger.grow(classSize, added);
 		}
 		if (this.closed) {
 			this.ledger.releaseSegments(Long.MAX_VALUE, Long.MAX_VALUE);
@@ -524,8 +531,9 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 
 	/**
 	 * Called by {@link PooledBuffer#close()}: caches the block in stripe {@code stripe} (that of the thread
-	 * that acquired it), as far as the caps allow, or gives it back to the allocator. While the pool
-	 * reserves no more than the caps allow, this checks nothing else.
+	 * that acquired it), as far as the caps allow, or gives it back to the segments, and free segments
+	 * beyond {@code maxCachedBytes} to the allocator. While the pool reserves no more than the caps allow,
+	 * this checks nothing else.
 	 */
 	void release(Block block, int stripe) {
 		int classIndex = block.classIndex;
