@@ -2,6 +2,8 @@ package io.gpumem.backend;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 
@@ -63,7 +65,7 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 		}
 		Supplier<? extends CudaDriver> loader = (driver != null) ? driver : CudaProbe::jcuda;
 		BackendSelection selection = switch (type) {
-			case HOST -> host(hostCapacityBytes, hostPinnedCapacityBytes, "the host backend was configured", null);
+			case HOST -> host(0, hostCapacityBytes, hostPinnedCapacityBytes, "the host backend was configured", null);
 			case CUDA -> {
 				CudaProbeResult probe = CudaProbe.probe(device, loader);
 				if (!probe.usable()) {
@@ -74,12 +76,62 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 			case AUTO -> {
 				CudaProbeResult probe = CudaProbe.probe(device, loader);
 				yield probe.usable() ? cuda(device, loader, probe, "a usable CUDA device was found: " + probe.reason())
-						: host(hostCapacityBytes, hostPinnedCapacityBytes, "no usable CUDA device: " + probe.reason(),
+						: host(0, hostCapacityBytes, hostPinnedCapacityBytes, "no usable CUDA device: " + probe.reason(),
 								probe);
 			}
 		};
 		logger.log(Level.INFO, "gpumem uses the {0} ({1})", selection.backend().describe(), selection.reason());
 		return selection;
+	}
+
+	/**
+	 * Opens every device {@code devices} selects on one backend: CUDA devices through one driver when the
+	 * probe of the first selected device finds it usable (as {@link #select} decides for one device), or
+	 * emulated devices of the host backend, {@code hostDevices} of them, each with the given capacities.
+	 * @return a selection per device, in the order selected
+	 * @throws CudaUnavailableException if {@code type} is {@code CUDA} and the first device is not usable
+	 * @throws io.gpumem.config.InvalidSettingException if a selected device does not exist
+	 */
+	public static List<BackendSelection> selectAll(BackendType type, DeviceSelection devices, long hostCapacityBytes,
+			long hostPinnedCapacityBytes, int hostDevices, Supplier<? extends CudaDriver> driver) {
+		Objects.requireNonNull(type, "backend type");
+		Supplier<? extends CudaDriver> loader = (driver != null) ? driver : CudaProbe::jcuda;
+		CudaProbeResult probe = (type != BackendType.HOST) ? CudaProbe.probe(devices.first(), loader) : null;
+		if (type == BackendType.CUDA && !probe.usable()) {
+			throw new CudaUnavailableException(probe);
+		}
+		List<BackendSelection> opened = new ArrayList<>();
+		try {
+			if (probe != null && probe.usable()) {
+				CudaDriver cuda = loader.get();
+				cuda.init();
+				int count = cuda.deviceCount();
+				String reason = ((type == BackendType.CUDA) ? "the CUDA backend was configured: "
+						: "a usable CUDA device was found: ") + probe.reason();
+				for (int ordinal : devices.resolve(count, "the CUDA driver found " + count + " device(s)")) {
+					opened.add(new BackendSelection(CudaBackend.open(cuda, ordinal),
+							(ordinal == devices.first()) ? reason : "as device " + devices.first() + ": " + reason, probe));
+				}
+			}
+			else {
+				if (hostDevices < 1) {
+					throw new InvalidSettingException("host.devices", hostDevices, "must be 1 or more");
+				}
+				String reason = (type == BackendType.HOST) ? "the host backend was configured"
+						: "no usable CUDA device: " + probe.reason();
+				for (int ordinal : devices.resolve(hostDevices,
+						"the host backend emulates " + hostDevices + " device(s) (host.devices)")) {
+					opened.add(host(ordinal, hostCapacityBytes, hostPinnedCapacityBytes, reason, probe));
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			opened.forEach((selection) -> selection.backend().close());
+			throw ex;
+		}
+		opened.forEach((selection) -> logger.log(Level.INFO, "gpumem uses the {0} ({1})",
+				selection.backend().describe(), selection.reason()));
+		return opened;
 	}
 
 	/** Opens the device the probe found usable, through the same driver, without probing again. */
@@ -88,9 +140,9 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 		return new BackendSelection(CudaBackend.open(loader.get(), device), reason, probe);
 	}
 
-	private static BackendSelection host(long capacityBytes, long pinnedCapacityBytes, String reason,
+	private static BackendSelection host(int ordinal, long capacityBytes, long pinnedCapacityBytes, String reason,
 			CudaProbeResult probe) {
-		return new BackendSelection(new HostBackend(capacityBytes, pinnedCapacityBytes),
+		return new BackendSelection(new HostBackend(ordinal, capacityBytes, pinnedCapacityBytes),
 				reason + "; emulating a device of " + ByteSizes.format(capacityBytes) + " in host memory", probe);
 	}
 

@@ -26,6 +26,15 @@ public interface GpuBackend extends AutoCloseable {
 	/** Free and total bytes of the device. */
 	MemoryInfo memoryInfo();
 
+	/**
+	 * Whether copies between this device's memory and {@code peer}'s go directly, device to device, on a
+	 * stream of either ({@link GpuStream#copy}); where they cannot, a copy is staged through pinned memory.
+	 * Asking may enable the access, once.
+	 */
+	default boolean peerAccess(GpuBackend peer) {
+		return false;
+	}
+
 	/** A new stream for asynchronous copies and fills on this device. */
 	GpuStream createStream();
 

@@ -2,6 +2,7 @@ package io.gpumem.cuda;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.ByteSizes;
@@ -23,6 +24,9 @@ public final class CudaBackend implements GpuBackend {
 	private final boolean concurrentManagedAccess;
 
 	private final Map<MemoryKind, MemoryAllocator> allocators = new EnumMap<>(MemoryKind.class);
+
+	/** Whether each peer device asked about can be reached directly, with access enabled both ways. */
+	private final Map<CudaDevice, Boolean> peers = new ConcurrentHashMap<>();
 
 	private CudaBackend(CudaDevice device, boolean concurrentManagedAccess) {
 		this.device = device;
@@ -109,6 +113,42 @@ public final class CudaBackend implements GpuBackend {
 	 */
 	public CudaModule loadModule(byte[] image) {
 		return new CudaModule(this.device, this.device.bind().loadModule(image.clone()));
+	}
+
+	/**
+	 * Whether {@code peer} is another device of the same driver that this device can reach directly and
+	 * that can reach this one ({@code cuDeviceCanAccessPeer} both ways); on the first ask for a peer that
+	 * can, access is enabled in both contexts ({@code cuCtxEnablePeerAccess}).
+	 */
+	@Override
+	public boolean peerAccess(GpuBackend peer) {
+		if (!(peer instanceof CudaBackend other) || other.device == this.device
+				|| other.device.driver() != this.device.driver()) {
+			return false;
+		}
+		return this.peers.computeIfAbsent(other.device, (device) -> enablePeerAccess(this.device, device));
+	}
+
+	private static boolean enablePeerAccess(CudaDevice device, CudaDevice peer) {
+		CudaDriver driver = device.driver();
+		if (!driver.canAccessPeer(device.ordinal(), peer.ordinal())
+				|| !driver.canAccessPeer(peer.ordinal(), device.ordinal())) {
+			return false;
+		}
+		enable(device, peer);
+		enable(peer, device);
+		return true;
+	}
+
+	private static void enable(CudaDevice device, CudaDevice peer) {
+		try {
+			device.bind().enablePeerAccess(peer.context());
+		}
+		catch (CudaException ex) {
+			if (ex.code() != CudaException.PEER_ACCESS_ALREADY_ENABLED) {
+				throw ex;
+			}
+		}
 	}
 
 	@Override

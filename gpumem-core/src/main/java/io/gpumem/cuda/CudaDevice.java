@@ -33,6 +33,14 @@ final class CudaDevice {
 		return this.driver;
 	}
 
+	CudaDriver driver() {
+		return this.driver;
+	}
+
+	Object context() {
+		return this.context;
+	}
+
 	int ordinal() {
 		return this.ordinal;
 	}

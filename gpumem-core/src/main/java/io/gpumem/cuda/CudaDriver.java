@@ -50,6 +50,15 @@ public interface CudaDriver {
 	/** {@code cuCtxSetCurrent}: makes the context current on the calling OS thread. */
 	void setCurrentContext(Object context);
 
+	/** {@code cuDeviceCanAccessPeer}: whether {@code device} can reach memory of {@code peer} directly. */
+	boolean canAccessPeer(int device, int peer);
+
+	/**
+	 * {@code cuCtxEnablePeerAccess}: lets the current context reach memory of {@code peerContext}; fails with
+	 * {@code CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED} when it already can.
+	 */
+	void enablePeerAccess(Object peerContext);
+
 	/** {@code cuMemGetInfo}: free and total bytes of the current context's device. */
 	MemoryInfo memoryInfo();
 
@@ -88,6 +97,10 @@ public interface CudaDriver {
 
 	/** {@code cuMemcpyDtoDAsync}. */
 	void copyDeviceToDeviceAsync(Object target, Object source, long bytes, Object stream);
+
+	/** {@code cuMemcpyPeerAsync}: a copy from device memory of one context to device memory of another. */
+	void copyPeerAsync(Object target, Object targetContext, Object source, Object sourceContext, long bytes,
+			Object stream);
 
 	/** {@code cuMemsetD8Async}; the default stream with {@code null}. */
 	void memsetD8(Object device, byte value, long count, Object stream);

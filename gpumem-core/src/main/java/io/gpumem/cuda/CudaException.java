@@ -17,6 +17,9 @@ public class CudaException extends GpuMemoryException {
 	/** {@code CUDA_ERROR_INVALID_CONTEXT}. */
 	public static final int INVALID_CONTEXT = 201;
 
+	/** {@code CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED}. */
+	public static final int PEER_ACCESS_ALREADY_ENABLED = 704;
+
 	/** {@code CUDA_ERROR_NOT_READY}. */
 	public static final int NOT_READY = 600;
 

@@ -6,8 +6,9 @@ import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
 /**
- * A CUDA stream (non-blocking): copies between pinned and device memory, device-to-device copies,
- * fills and prefetches, enqueued with the {@code Async} driver calls.
+ * A CUDA stream (non-blocking): copies between pinned and device memory, device-to-device copies (peer
+ * to peer when the two buffers are of different devices), fills and prefetches, enqueued with the
+ * {@code Async} driver calls.
  */
 final class CudaStream implements GpuStream {
 
@@ -29,8 +30,8 @@ final class CudaStream implements GpuStream {
 	public void copy(GpuBuffer source, long sourceOffset, GpuBuffer target, long targetOffset, long bytes) {
 		source.checkRange(sourceOffset, bytes);
 		target.checkRange(targetOffset, bytes);
-		CudaMemory from = memory(source);
-		CudaMemory to = memory(target);
+		CudaMemory from = memory(source, true);
+		CudaMemory to = memory(target, true);
 		CudaDriver driver = bind();
 		Object fromPointer = driver.offset(from.pointer(), sourceOffset);
 		Object toPointer = driver.offset(to.pointer(), targetOffset);
@@ -44,6 +45,10 @@ final class CudaStream implements GpuStream {
 		}
 		else if (toHost) {
 			driver.copyDeviceToHostAsync(toPointer, fromPointer, bytes, this.stream);
+		}
+		else if (from.device() != to.device()) {
+			driver.copyPeerAsync(toPointer, to.device().context(), fromPointer, from.device().context(), bytes,
+					this.stream);
 		}
 		else {
 			driver.copyDeviceToDeviceAsync(toPointer, fromPointer, bytes, this.stream);
@@ -144,6 +149,11 @@ final class CudaStream implements GpuStream {
 	}
 
 	CudaMemory memory(GpuBuffer buffer) {
+		return memory(buffer, false);
+	}
+
+	/** The buffer's CUDA memory, which must be of this stream's device unless {@code anyDevice}. */
+	private CudaMemory memory(GpuBuffer buffer, boolean anyDevice) {
 		CudaMemory memory;
 		try {
 			memory = buffer.unwrap(CudaMemory.class);
@@ -151,7 +161,7 @@ final class CudaStream implements GpuStream {
 		catch (IllegalArgumentException ex) {
 			throw new IllegalArgumentException("not CUDA memory: " + buffer, ex);
 		}
-		if (memory.device() != this.device) {
+		if (!anyDevice && memory.device() != this.device) {
 			throw new IllegalArgumentException(buffer + " belongs to device " + memory.device().ordinal()
 					+ ", not to this stream's device " + this.device.ordinal());
 		}

@@ -92,6 +92,18 @@ final class JCudaBinding implements CudaDriver {
 	}
 
 	@Override
+	public boolean canAccessPeer(int device, int peer) {
+		int[] can = new int[1];
+		check(JCudaDriver.cuDeviceCanAccessPeer(can, device(device), device(peer)), "cuDeviceCanAccessPeer");
+		return can[0] != 0;
+	}
+
+	@Override
+	public void enablePeerAccess(Object peerContext) {
+		check(JCudaDriver.cuCtxEnablePeerAccess((CUcontext) peerContext, 0), "cuCtxEnablePeerAccess");
+	}
+
+	@Override
 	public MemoryInfo memoryInfo() {
 		long[] free = new long[1];
 		long[] total = new long[1];
@@ -168,6 +180,13 @@ final class JCudaBinding implements CudaDriver {
 	public void copyDeviceToDeviceAsync(Object target, Object source, long bytes, Object stream) {
 		check(JCudaDriver.cuMemcpyDtoDAsync((CUdeviceptr) target, (CUdeviceptr) source, bytes, stream(stream)),
 				"cuMemcpyDtoDAsync");
+	}
+
+	@Override
+	public void copyPeerAsync(Object target, Object targetContext, Object source, Object sourceContext, long bytes,
+			Object stream) {
+		check(JCudaDriver.cuMemcpyPeerAsync((CUdeviceptr) target, (CUcontext) targetContext, (CUdeviceptr) source,
+				(CUcontext) sourceContext, bytes, stream(stream)), "cuMemcpyPeerAsync");
 	}
 
 	@Override

@@ -29,6 +29,8 @@ public final class HostBackend implements GpuBackend {
 	/** The largest single block: one direct buffer is indexed by an int. */
 	public static final long MAX_BLOCK_BYTES = Integer.MAX_VALUE - 8;
 
+	private final int ordinal;
+
 	private final Map<MemoryKind, HostAllocator> allocators = new EnumMap<>(MemoryKind.class);
 
 	/** An emulated device of the given capacity, with as many bytes again of pinned host memory. */
@@ -38,6 +40,18 @@ public final class HostBackend implements GpuBackend {
 
 	/** An emulated device of the given capacity and a pinned-memory capacity of its own. */
 	public HostBackend(long capacityBytes, long pinnedCapacityBytes) {
+		this(0, capacityBytes, pinnedCapacityBytes);
+	}
+
+	/**
+	 * Emulated device {@code ordinal}, one of several a process may emulate, each with capacities of its
+	 * own.
+	 */
+	public HostBackend(int ordinal, long capacityBytes, long pinnedCapacityBytes) {
+		if (ordinal < 0) {
+			throw new InvalidSettingException("device", ordinal, "must be 0 or more");
+		}
+		this.ordinal = ordinal;
 		requirePositive("capacity", capacityBytes);
 		requirePositive("pinned-capacity", pinnedCapacityBytes);
 		Capacity device = new Capacity(capacityBytes);
@@ -54,7 +68,7 @@ public final class HostBackend implements GpuBackend {
 
 	@Override
 	public int deviceId() {
-		return 0;
+		return this.ordinal;
 	}
 
 	@Override
@@ -73,6 +87,12 @@ public final class HostBackend implements GpuBackend {
 		return this.allocators.get(MemoryKind.DEVICE).memoryInfo();
 	}
 
+	/** Another emulated device's memory is host memory too: copies go directly. */
+	@Override
+	public boolean peerAccess(GpuBackend peer) {
+		return peer instanceof HostBackend && peer != this;
+	}
+
 	/** A stream that runs each copy and fill at once, on the calling thread. */
 	@Override
 	public GpuStream createStream() {
@@ -81,7 +101,8 @@ public final class HostBackend implements GpuBackend {
 
 	@Override
 	public String describe() {
-		return "host backend (capacity " + ByteSizes.format(memoryInfo().totalBytes()) + ")";
+		String device = (this.ordinal != 0) ? ", device " + this.ordinal : "";
+		return "host backend" + device + " (capacity " + ByteSizes.format(memoryInfo().totalBytes()) + ")";
 	}
 
 	/** Nothing to release: host memory returns to the operating system as its buffers are collected. */

@@ -56,6 +56,13 @@ import io.gpumem.memory.MemoryInfo;
  * {@code .u32}/{@code .s32} an int, {@code .f32} a float, {@code .f64} a double).</li>
  * </ul>
  * Work runs on the thread that waits for it, one item at a time for the whole device.
+ * <p>
+ * <b>Several devices</b> ({@link #devices(int)}): each has its primary context, capacity, legacy stream
+ * and memory. A call reaches only the memory and streams of the current context's device, or of a peer
+ * whose access the current context enabled ({@code cuCtxEnablePeerAccess}); pinned memory is portable,
+ * reachable from every context. {@code cuMemcpyPeerAsync} is stricter than CUDA, which stages the copy
+ * itself when no access is enabled: the fake refuses it, so that a test passes only where gpumem copies
+ * peer to peer between devices it enabled access between.
  */
 public final class FakeCudaDriver implements CudaDriver {
 
@@ -64,6 +71,10 @@ public final class FakeCudaDriver implements CudaDriver {
 	static final int INVALID_PTX = 218;
 
 	static final int NOT_FOUND = 500;
+
+	static final int INVALID_HANDLE = 400;
+
+	static final int PEER_ACCESS_UNSUPPORTED = 217;
 
 	final long capacity;
 
@@ -77,9 +88,14 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	volatile boolean concurrentManagedAccess = true;
 
+	volatile boolean peerAccessSupported = true;
+
 	private final AtomicInteger refusals = new AtomicInteger();
 
-	private final AtomicLong used = new AtomicLong();
+	private final Map<Integer, AtomicLong> used = new ConcurrentHashMap<>();
+
+	/** Pairs of devices whose first may reach the second's memory, as {@code cuCtxEnablePeerAccess} enabled. */
+	private final Set<List<Integer>> peerAccess = ConcurrentHashMap.newKeySet();
 
 	private final Map<String, AtomicInteger> calls = new ConcurrentHashMap<>();
 
@@ -92,26 +108,31 @@ public final class FakeCudaDriver implements CudaDriver {
 	/** The device: stream work runs holding it, one item at a time. */
 	private final Object engine = new Object();
 
-	private final FakeStream legacy = new FakeStream(true);
+	private final Map<Integer, FakeStream> legacy = new ConcurrentHashMap<>();
 
 	/** The blocking streams, which the legacy stream synchronizes with (weakly held, as streams are dropped). */
 	private final Set<FakeStream> blocking = Collections.newSetFromMap(new WeakHashMap<>());
 
 	private final Set<FakeStream> streams = Collections.newSetFromMap(new WeakHashMap<>());
 
-	private final Object context = new Object() {
-
-		@Override
-		public String toString() {
-			return "FakeContext";
-		}
-
-	};
+	private final Map<Integer, FakeContext> contexts = new ConcurrentHashMap<>();
 
 	private final ThreadLocal<Object> current = new ThreadLocal<>();
 
 	public FakeCudaDriver(long capacity) {
 		this.capacity = capacity;
+	}
+
+	/** Makes the driver report {@code count} devices, each of the capacity given at construction. */
+	public FakeCudaDriver devices(int count) {
+		this.deviceCount = count;
+		return this;
+	}
+
+	/** Makes {@code cuDeviceCanAccessPeer} answer no for every pair, as on devices without NVLink or P2P over PCIe. */
+	public FakeCudaDriver withoutPeerAccess() {
+		this.peerAccessSupported = false;
+		return this;
 	}
 
 	/**
@@ -139,7 +160,11 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	long usedBytes() {
-		return this.used.get();
+		return this.used.values().stream().mapToLong(AtomicLong::get).sum();
+	}
+
+	long usedBytes(int device) {
+		return used(device).get();
 	}
 
 	int liveAllocations() {
@@ -148,8 +173,7 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	/** A stream that synchronizes with the legacy default stream, which gpumem never creates. */
 	Object createBlockingStream() {
-		requireContext("cuStreamCreate");
-		FakeStream stream = new FakeStream(true);
+		FakeStream stream = new FakeStream(requireContext("cuStreamCreate"), true);
 		synchronized (this.engine) {
 			this.blocking.add(stream);
 			this.streams.add(stream);
@@ -201,7 +225,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		checkDevice(device, "cuDevicePrimaryCtxRetain");
 		fail("cuDevicePrimaryCtxRetain", this.retainResult);
 		this.retained.incrementAndGet();
-		return this.context;
+		return this.contexts.computeIfAbsent(device, FakeContext::new);
 	}
 
 	@Override
@@ -217,9 +241,29 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	@Override
+	public boolean canAccessPeer(int device, int peer) {
+		count("cuDeviceCanAccessPeer");
+		checkDevice(device, "cuDeviceCanAccessPeer");
+		checkDevice(peer, "cuDeviceCanAccessPeer");
+		return this.peerAccessSupported && device != peer;
+	}
+
+	@Override
+	public void enablePeerAccess(Object peerContext) {
+		int device = requireContext("cuCtxEnablePeerAccess");
+		int peer = ((FakeContext) peerContext).device();
+		if (!canAccessPeer(device, peer)) {
+			fail("cuCtxEnablePeerAccess", PEER_ACCESS_UNSUPPORTED);
+		}
+		if (!this.peerAccess.add(List.of(device, peer))) {
+			fail("cuCtxEnablePeerAccess", CudaException.PEER_ACCESS_ALREADY_ENABLED);
+		}
+	}
+
+	@Override
 	public MemoryInfo memoryInfo() {
-		requireContext("cuMemGetInfo");
-		return new MemoryInfo(this.capacity - this.used.get(), this.capacity);
+		int device = requireContext("cuMemGetInfo");
+		return new MemoryInfo(this.capacity - used(device).get(), this.capacity);
 	}
 
 	@Override
@@ -256,25 +300,27 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public Object offset(Object pointer, long bytes) {
 		FakePointer base = (FakePointer) pointer;
-		return new FakePointer(base.block, base.offset + (int) bytes, base.device);
+		return new FakePointer(base.block, base.offset + (int) bytes);
 	}
 
 	@Override
 	public void copyArrayToDevice(Object device, Object array, long arrayByteOffset, long bytes) {
 		ElementType type = ElementType.of(array.getClass().getComponentType());
+		count("cuMemcpyHtoD");
 		ByteBuffer target = region("cuMemcpyHtoD", device, bytes);
 		ByteBuffer staged = ByteBuffer.allocate((int) bytes).order(ByteOrder.nativeOrder());
 		ByteBufferAccess.copyIn(staged, 0, array, (int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()),
 				type);
-		enqueue(null, () -> target.put(0, staged, 0, (int) bytes));
+		enqueue("cuMemcpyHtoD", null, () -> target.put(0, staged, 0, (int) bytes));
 	}
 
 	@Override
 	public void copyDeviceToArray(Object array, long arrayByteOffset, Object device, long bytes) {
 		ElementType type = ElementType.of(array.getClass().getComponentType());
+		count("cuMemcpyDtoH");
 		ByteBuffer source = region("cuMemcpyDtoH", device, bytes);
 		synchronized (this.engine) {
-			runAll(this.legacy);
+			runAll(legacy(currentDevice("cuMemcpyDtoH")));
 		}
 		ByteBufferAccess.copyOut(source, 0, array, (int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()),
 				type);
@@ -296,28 +342,48 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	@Override
+	public void copyPeerAsync(Object target, Object targetContext, Object source, Object sourceContext, long bytes,
+			Object stream) {
+		String call = "cuMemcpyPeerAsync";
+		requireContext(call);
+		int to = ((FakeContext) targetContext).device();
+		int from = ((FakeContext) sourceContext).device();
+		if (((FakePointer) target).block.ordinal != to || ((FakePointer) source).block.ordinal != from
+				|| !(this.peerAccess.contains(List.of(to, from)) || this.peerAccess.contains(List.of(from, to)))) {
+			fail(call, INVALID_VALUE);
+		}
+		ByteBuffer into = memory(call, target, bytes);
+		ByteBuffer out = memory(call, source, bytes);
+		enqueue(call, stream, () -> into.put(0, out, 0, (int) bytes));
+	}
+
+	@Override
 	public void memsetD8(Object device, byte value, long count, Object stream) {
-		ByteBuffer target = region((stream != null) ? "cuMemsetD8Async" : "cuMemsetD8", device, count);
-		enqueue(stream, () -> ByteBufferAccess.fill(target, 0, count, value));
+		String call = (stream != null) ? "cuMemsetD8Async" : "cuMemsetD8";
+		count(call);
+		ByteBuffer target = region(call, device, count);
+		enqueue(call, stream, () -> ByteBufferAccess.fill(target, 0, count, value));
 	}
 
 	@Override
 	public void memsetD32(Object device, int value, long count, Object stream) {
-		ByteBuffer target = region((stream != null) ? "cuMemsetD32Async" : "cuMemsetD32", device, count * 4);
-		enqueue(stream, () -> ByteBufferAccess.fillInts(target, 0, count, value));
+		String call = (stream != null) ? "cuMemsetD32Async" : "cuMemsetD32";
+		count(call);
+		ByteBuffer target = region(call, device, count * 4);
+		enqueue(call, stream, () -> ByteBufferAccess.fillInts(target, 0, count, value));
 	}
 
 	@Override
 	public void prefetch(Object pointer, long bytes, int device, Object stream) {
+		count("cuMemPrefetchAsync");
 		region("cuMemPrefetchAsync", pointer, bytes);
-		enqueue(stream, () -> {
+		enqueue("cuMemPrefetchAsync", stream, () -> {
 		});
 	}
 
 	@Override
 	public Object createStream() {
-		requireContext("cuStreamCreate");
-		FakeStream stream = new FakeStream(false);
+		FakeStream stream = new FakeStream(requireContext("cuStreamCreate"), false);
 		synchronized (this.engine) {
 			this.streams.add(stream);
 		}
@@ -326,9 +392,9 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	@Override
 	public void synchronizeStream(Object stream) {
-		requireContext("cuStreamSynchronize");
+		FakeStream synchronizing = stream("cuStreamSynchronize", requireContext("cuStreamSynchronize"), stream);
 		synchronized (this.engine) {
-			runAll(stream(stream));
+			runAll(synchronizing);
 		}
 	}
 
@@ -345,10 +411,10 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	@Override
 	public void recordEvent(Object event, Object stream) {
-		requireContext("cuEventRecord");
+		FakeStream recording = stream("cuEventRecord", requireContext("cuEventRecord"), stream);
 		FakeEvent recorded = (FakeEvent) event;
 		synchronized (this.engine) {
-			recorded.stream = stream(stream);
+			recorded.stream = recording;
 			recorded.sequence = recorded.stream.enqueued;
 		}
 	}
@@ -434,7 +500,7 @@ public final class FakeCudaDriver implements CudaDriver {
 			}
 		}
 		FakeLaunch launch = new FakeLaunch(blocks, threadsPerBlock, arguments.clone());
-		enqueue(stream, () -> kernel.body.run(launch));
+		enqueue("cuLaunchKernel", stream, () -> kernel.body.run(launch));
 	}
 
 	@Override
@@ -444,7 +510,7 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private static boolean accepts(String type, Object argument) {
 		return switch (type) {
-			case "u64", "s64", "b64" -> argument instanceof FakePointer pointer && pointer.device
+			case "u64", "s64", "b64" -> argument instanceof FakePointer pointer && pointer.block.ordinal >= 0
 					|| argument instanceof Long;
 			case "u32", "s32", "b32" -> argument instanceof Integer;
 			case "f32" -> argument instanceof Float;
@@ -454,60 +520,80 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	private Object allocate(String call, long bytes, boolean device) {
-		requireContext(call);
+		int ordinal = requireContext(call);
 		if (this.refusals.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 			fail(call, CudaException.OUT_OF_MEMORY);
 		}
 		if (device) {
+			AtomicLong charged = used(ordinal);
 			long now;
 			do {
-				now = this.used.get();
+				now = charged.get();
 				if (bytes > this.capacity - now) {
 					fail(call, CudaException.OUT_OF_MEMORY);
 				}
 			}
-			while (!this.used.compareAndSet(now, now + bytes));
+			while (!charged.compareAndSet(now, now + bytes));
 		}
-		Block block = new Block(ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder()));
+		Block block = new Block(ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder()),
+				device ? ordinal : -1);
 		this.live.add(block);
-		return new FakePointer(block, 0, device);
+		return new FakePointer(block, 0);
 	}
 
 	private void free(String call, Object pointer, boolean device) {
-		requireContext(call);
+		int ordinal = requireContext(call);
 		synchronized (this.engine) {
 			this.streams.forEach(this::runAll);
-			runAll(this.legacy);
+			this.legacy.values().forEach(this::runAll);
 		}
 		FakePointer block = (FakePointer) pointer;
-		if (block.offset != 0 || block.device != device || !this.live.remove(block.block)) {
+		int owner = device ? ordinal : -1;
+		if (block.offset != 0 || block.block.ordinal != owner || !this.live.remove(block.block)) {
 			fail(call, INVALID_VALUE);
 		}
 		if (device) {
-			this.used.addAndGet(-block.memory().capacity());
+			used(ordinal).addAndGet(-block.memory().capacity());
 		}
 	}
 
 	private void copyAsync(String call, Object target, Object source, long bytes, Object stream) {
+		count(call);
 		ByteBuffer to = region(call, target, bytes);
 		ByteBuffer from = region(call, source, bytes);
-		enqueue(stream, () -> to.put(0, from, 0, (int) bytes));
+		enqueue(call, stream, () -> to.put(0, from, 0, (int) bytes));
 	}
 
-	private FakeStream stream(Object stream) {
-		return (stream != null) ? (FakeStream) stream : this.legacy;
+	private AtomicLong used(int device) {
+		return this.used.computeIfAbsent(device, (ordinal) -> new AtomicLong());
+	}
+
+	private FakeStream legacy(int device) {
+		return this.legacy.computeIfAbsent(device, (ordinal) -> new FakeStream(ordinal, true));
+	}
+
+	/** The stream a handle names, which must be of {@code device}, the current context's. */
+	private FakeStream stream(String call, int device, Object handle) {
+		FakeStream stream = (handle != null) ? (FakeStream) handle : legacy(device);
+		if (stream.device != device) {
+			fail(call, INVALID_HANDLE);
+		}
+		return stream;
 	}
 
 	/** Enqueues work after what the stream already holds, and after what it synchronizes with. */
-	private void enqueue(Object handle, Runnable work) {
+	private void enqueue(String call, Object handle, Runnable work) {
+		FakeStream stream = stream(call, currentDevice(call), handle);
 		synchronized (this.engine) {
-			FakeStream stream = stream(handle);
+			FakeStream legacy = legacy(stream.device);
 			List<Prerequisite> before = new ArrayList<>();
-			if (stream == this.legacy) {
-				this.blocking.forEach((other) -> before.add(new Prerequisite(other, other.enqueued)));
+			if (stream == legacy) {
+				this.blocking.stream()
+					.filter((other) -> other.device == stream.device)
+					.forEach((other) -> before.add(new Prerequisite(other, other.enqueued)));
 			}
 			else if (stream.blocking) {
-				before.add(new Prerequisite(this.legacy, this.legacy.enqueued));
+				before.add(new Prerequisite(legacy, legacy.enqueued));
 			}
 			stream.pending.add(new Work(work, before));
 			stream.enqueued++;
@@ -531,9 +617,21 @@ public final class FakeCudaDriver implements CudaDriver {
 		}
 	}
 
-	/** The memory a pointer addresses, checked to be live and large enough. */
+	/**
+	 * The memory a pointer addresses, checked to be live, large enough, and reachable from the current
+	 * context: pinned, of its device, or of a peer it enabled access to.
+	 */
 	private ByteBuffer region(String call, Object pointer, long bytes) {
-		requireContext(call);
+		int device = currentDevice(call);
+		int owner = ((FakePointer) pointer).block.ordinal;
+		if (owner >= 0 && owner != device && !this.peerAccess.contains(List.of(device, owner))) {
+			fail(call, INVALID_VALUE);
+		}
+		return memory(call, pointer, bytes);
+	}
+
+	/** The memory a pointer addresses, checked to be live and large enough. */
+	private ByteBuffer memory(String call, Object pointer, long bytes) {
 		FakePointer at = (FakePointer) pointer;
 		if (!this.live.contains(at.block) || bytes < 0 || at.offset + bytes > at.memory().capacity()) {
 			fail(call, INVALID_VALUE);
@@ -541,11 +639,18 @@ public final class FakeCudaDriver implements CudaDriver {
 		return at.memory().slice(at.offset, (int) bytes).order(ByteOrder.nativeOrder());
 	}
 
-	private void requireContext(String call) {
+	/** Counts the call and answers the current context's device, failing when no context of this driver is current. */
+	private int requireContext(String call) {
 		count(call);
-		if (this.current.get() != this.context) {
+		return currentDevice(call);
+	}
+
+	private int currentDevice(String call) {
+		Object context = this.current.get();
+		if (!(context instanceof FakeContext fake) || this.contexts.get(fake.device()) != fake) {
 			fail(call, CudaException.INVALID_CONTEXT);
 		}
+		return ((FakeContext) context).device();
 	}
 
 	private void checkDevice(int device, String call) {
@@ -570,6 +675,9 @@ public final class FakeCudaDriver implements CudaDriver {
 				case INVALID_PTX -> "CUDA_ERROR_INVALID_PTX";
 				case NOT_FOUND -> "CUDA_ERROR_NOT_FOUND";
 				case 700 -> "CUDA_ERROR_ILLEGAL_ADDRESS";
+				case INVALID_HANDLE -> "CUDA_ERROR_INVALID_HANDLE";
+				case PEER_ACCESS_UNSUPPORTED -> "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED";
+				case CudaException.PEER_ACCESS_ALREADY_ENABLED -> "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED";
 				default -> "CUDA_ERROR_" + code;
 			};
 			throw new CudaException(call, code, name);
@@ -628,19 +736,22 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	}
 
-	/** One allocation's memory; equal only to itself, as an allocation is. */
+	/** One allocation's memory and the device it is on (-1: pinned host memory); equal only to itself, as an allocation is. */
 	static final class Block {
 
 		final ByteBuffer memory;
 
-		Block(ByteBuffer memory) {
+		final int ordinal;
+
+		Block(ByteBuffer memory, int ordinal) {
 			this.memory = memory;
+			this.ordinal = ordinal;
 		}
 
 	}
 
 	/** A device or host pointer: a block of real memory and an offset into it. */
-	record FakePointer(Block block, int offset, boolean device) {
+	record FakePointer(Block block, int offset) {
 
 		ByteBuffer memory() {
 			return this.block.memory;
@@ -651,6 +762,8 @@ public final class FakeCudaDriver implements CudaDriver {
 	/** A stream's pending work, in issue order, and how far it has run. */
 	static final class FakeStream {
 
+		final int device;
+
 		final boolean blocking;
 
 		final Deque<Work> pending = new ArrayDeque<>();
@@ -659,7 +772,8 @@ public final class FakeCudaDriver implements CudaDriver {
 
 		long completed;
 
-		FakeStream(boolean blocking) {
+		FakeStream(int device, boolean blocking) {
+			this.device = device;
 			this.blocking = blocking;
 		}
 
@@ -678,6 +792,10 @@ public final class FakeCudaDriver implements CudaDriver {
 
 		long sequence;
 
+	}
+
+	/** A device's primary context. */
+	record FakeContext(int device) {
 	}
 
 	record FakeModule(Map<String, List<String>> entries) {
