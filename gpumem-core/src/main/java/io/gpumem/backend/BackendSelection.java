@@ -87,7 +87,8 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 	/**
 	 * Opens every device {@code devices} selects on one backend: CUDA devices through one driver when the
 	 * probe of the first selected device finds it usable (as {@link #select} decides for one device), or
-	 * emulated devices of the host backend, {@code hostDevices} of them, each with the given capacities.
+	 * emulated devices of the host backend, each with the given capacities: {@code hostDevices} of them, or
+	 * as many as the selection lists when more.
 	 * @return a selection per device, in the order selected
 	 * @throws CudaUnavailableException if {@code type} is {@code CUDA} and the first device is not usable
 	 * @throws io.gpumem.config.InvalidSettingException if a selected device does not exist
@@ -119,8 +120,8 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 				}
 				String reason = (type == BackendType.HOST) ? "the host backend was configured"
 						: "no usable CUDA device: " + probe.reason();
-				for (int ordinal : devices.resolve(hostDevices,
-						"the host backend emulates " + hostDevices + " device(s) (host.devices)")) {
+				int emulated = Math.max(hostDevices, devices.needs());
+				for (int ordinal : devices.resolve(emulated, "the host backend emulates " + emulated + " device(s)")) {
 					opened.add(host(ordinal, hostCapacityBytes, hostPinnedCapacityBytes, reason, probe));
 				}
 			}

@@ -90,6 +90,11 @@ public final class DeviceSelection {
 		return this.ordinals;
 	}
 
+	/** The fewest devices a backend needs for this selection: one more than the highest ordinal listed. */
+	public int needs() {
+		return (this.ordinals != null) ? this.ordinals.stream().mapToInt(Integer::intValue).max().orElse(0) + 1 : 1;
+	}
+
 	/** The device probed first: the first listed, or 0 for every device. */
 	public int first() {
 		return (this.ordinals != null) ? this.ordinals.get(0) : 0;

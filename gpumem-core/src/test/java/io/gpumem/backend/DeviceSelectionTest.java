@@ -25,6 +25,8 @@ class DeviceSelectionTest {
 		DeviceSelection listed = DeviceSelection.parse(List.of("2", "0"));
 		assertThat(listed.resolve(4, "4 devices")).containsExactly(2, 0);
 		assertThat(listed.first()).isEqualTo(2);
+		assertThat(listed.needs()).isEqualTo(3);
+		assertThat(DeviceSelection.all().needs()).isEqualTo(1);
 		assertThat(listed).hasToString("[2, 0]");
 	}
 

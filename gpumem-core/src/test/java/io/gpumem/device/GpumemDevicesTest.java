@@ -111,12 +111,13 @@ class GpumemDevicesTest {
 	}
 
 	@Test
-	void aSelectionBeyondTheEmulatedDevicesIsRefusedNamingHostDevices() {
+	void theHostBackendEmulatesAsManyDevicesAsTheSelectionLists() {
+		this.devices = open(DeviceSelection.of(List.of(3, 1)), 1);
+		assertThat(this.devices.all()).extracting(GpuDevice::ordinal).containsExactly(3, 1);
 		assertThatExceptionOfType(InvalidSettingException.class)
-			.isThrownBy(() -> BackendSelection.selectAll(BackendType.HOST, DeviceSelection.of(List.of(0, 1)), CAPACITY,
-					CAPACITY, 1, null))
-			.withMessage("devices[1] must name a device that exists: the host backend emulates 1 device(s) "
-					+ "(host.devices), not 1");
+			.isThrownBy(() -> BackendSelection.selectAll(BackendType.HOST, DeviceSelection.all(), CAPACITY, CAPACITY, 0,
+					null))
+			.withMessage("host.devices must be 1 or more, not 0");
 	}
 
 	@Test

@@ -32,8 +32,15 @@ public class GpumemProperties {
 	 */
 	private BackendType backend = BackendType.AUTO;
 
-	/** The CUDA device ordinal. */
+	/** The CUDA device ordinal, when gpumem manages one device. */
 	private int device;
+
+	/**
+	 * The devices gpumem manages, each with its own budget, pools, reduction cache and pressure handler:
+	 * 'all' the backend has, or a list of ordinals. The first is the primary, whose beans keep their names;
+	 * the others' pools are named 'device<ordinal>.device' and so on. Unset, gpumem manages 'device' alone.
+	 */
+	private List<String> devices;
 
 	private final Host host = new Host();
 
@@ -83,6 +90,14 @@ public class GpumemProperties {
 
 	public void setDevice(int device) {
 		this.device = device;
+	}
+
+	public List<String> getDevices() {
+		return this.devices;
+	}
+
+	public void setDevices(List<String> devices) {
+		this.devices = devices;
 	}
 
 	public Host getHost() {
@@ -141,6 +156,20 @@ public class GpumemProperties {
 
 		/** The capacity of its pinned memory; the device's capacity when not set. */
 		private DataSize pinnedCapacity;
+
+		/**
+		 * How many devices the host backend emulates, each with the capacities above; at least as many as
+		 * 'gpumem.devices' lists.
+		 */
+		private int devices = 1;
+
+		public int getDevices() {
+			return this.devices;
+		}
+
+		public void setDevices(int devices) {
+			this.devices = devices;
+		}
 
 		public DataSize getCapacity() {
 			return this.capacity;
