@@ -1,6 +1,10 @@
 package io.gpumem.autoconfigure;
 
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.function.Supplier;
 
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
@@ -9,7 +13,6 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
-import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
@@ -17,23 +20,18 @@ import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 
 import io.gpumem.admission.GpuAdmission;
-import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.BackendSelection;
+import io.gpumem.backend.DeviceSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaDriver;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;
-import io.gpumem.memory.GpuOutOfMemoryException;
-import io.gpumem.memory.MemoryAllocator;
-import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
-import io.gpumem.pool.PoolConfig;
-import io.gpumem.pool.PoolPreset;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
-import io.gpumem.pressure.PressureLevel;
 import io.gpumem.pressure.PressureListener;
-import io.gpumem.pressure.PressureReaction;
 import io.gpumem.pressure.PressureThresholds;
 import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.transfer.Transfers;
@@ -51,15 +49,29 @@ import io.gpumem.transfer.Transfers;
 @EnableConfigurationProperties(GpumemProperties.class)
 public final class GpumemAutoConfiguration {
 
+	/** Every device's backend: {@code gpumem.device} alone, or the devices {@code gpumem.devices} selects. */
 	@Bean
-	@ConditionalOnMissingBean
-	BackendSelection gpumemBackendSelection(GpumemProperties properties, ObjectProvider<CudaDriver> driver) {
+	@ConditionalOnMissingBean(BackendSelection.class)
+	GpumemBackends gpumemBackends(GpumemProperties properties, ObjectProvider<CudaDriver> driver) {
 		GpumemProperties.Host host = properties.getHost();
 		CudaDriver custom = driver.getIfAvailable();
+		Supplier<CudaDriver> loader = (custom != null) ? () -> custom : null;
+		long capacity = host.getCapacity().toBytes();
 		return InvalidProperties.named(
-				(setting) -> setting.equals("device") ? "gpumem.device" : "gpumem.host." + setting,
-				() -> BackendSelection.select(properties.getBackend(), properties.getDevice(),
-						host.getCapacity().toBytes(), pinnedCapacity(host), (custom != null) ? () -> custom : null));
+				(setting) -> (setting.startsWith("device") || setting.startsWith("host.")) ? "gpumem." + setting
+						: "gpumem.host." + setting,
+				() -> new GpumemBackends((properties.getDevices() == null)
+						? List.of(BackendSelection.select(properties.getBackend(), properties.getDevice(), capacity,
+								pinnedCapacity(host), loader))
+						: BackendSelection.selectAll(properties.getBackend(),
+								DeviceSelection.parse(properties.getDevices()), capacity, pinnedCapacity(host),
+								host.getDevices(), loader)));
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	BackendSelection gpumemBackendSelection(GpumemBackends backends) {
+		return backends.primary();
 	}
 
 	@Bean
@@ -81,9 +93,8 @@ public final class GpumemAutoConfiguration {
 	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}), drawn on by every pool of the device. */
 	@Bean
 	@ConditionalOnMissingBean
-	MemoryBudget gpumemDeviceBudget(GpuBackend backend, GpumemProperties properties) {
-		long total = backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes();
-		return InvalidProperties.under("gpumem", () -> MemoryBudget.ofFraction(total, properties.getMemoryFraction()));
+	MemoryBudget gpumemDeviceBudget(GpuBackend backend, GpumemProperties properties, Environment environment) {
+		return parts(properties, List.of(), environment).budget(backend);
 	}
 
 	@Bean(name = "gpumemDevicePool")
@@ -91,11 +102,7 @@ public final class GpumemAutoConfiguration {
 	@Primary
 	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		GpumemProperties.DevicePool pool = properties.getDevicePool();
-		return pool("device", "gpumem.device-pool", FaultInjection.of("device",
-				new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget), properties.getFaultInjection()),
-				PoolConfigs.from("device", "gpumem.device-pool", pool, pool.getPreset(), properties,
-						customizers.orderedStream().toList(), environment));
+		return parts(properties, customizers, environment).devicePool("device", backend, budget);
 	}
 
 	@Bean(name = "gpumemPinnedPool")
@@ -103,10 +110,7 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "gpumem.pinned-pool.enabled", matchIfMissing = true)
 	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return pool("pinned", "gpumem.pinned-pool",
-				FaultInjection.of("pinned", backend.allocator(MemoryKind.PINNED), properties.getFaultInjection()),
-				PoolConfigs.from("pinned", "gpumem.pinned-pool", properties.getPinnedPool(), PoolPreset.DEFAULT,
-						properties, customizers.orderedStream().toList(), environment));
+		return parts(properties, customizers, environment).pinnedPool("pinned", backend);
 	}
 
 	@Bean(name = "gpumemUnifiedPool")
@@ -114,10 +118,7 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
 	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return pool("unified", "gpumem.unified-pool", FaultInjection.of("unified",
-				new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget), properties.getFaultInjection()),
-				PoolConfigs.from("unified", "gpumem.unified-pool", properties.getUnifiedPool(), PoolPreset.DEFAULT,
-						properties, customizers.orderedStream().toList(), environment));
+		return parts(properties, customizers, environment).unifiedPool("unified", backend, budget);
 	}
 
 	@Bean
@@ -125,9 +126,9 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBean(name = "gpumemPinnedPool")
 	@ConditionalOnBooleanProperty(name = "gpumem.reduction-cache.enabled", matchIfMissing = true)
 	ReductionBufferCache gpumemReductionCache(@Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
-			@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool, GpumemProperties properties) {
-		return InvalidProperties.under("gpumem.reduction-cache", () -> new ReductionBufferCache("reduction",
-				devicePool.allocator(), pinnedPool, properties.getReductionCache().getMaxBuffersPerKey()));
+			@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool, GpumemProperties properties,
+			Environment environment) {
+		return parts(properties, List.of(), environment).reductionCache("reduction", devicePool, pinnedPool);
 	}
 
 	@Bean
@@ -140,75 +141,102 @@ public final class GpumemAutoConfiguration {
 	/** Admission of GPU work to the device ({@code gpumem.admission.*}): no limit unless one is set. */
 	@Bean
 	@ConditionalOnMissingBean
-	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties) {
-		GpumemProperties.Admission admission = properties.getAdmission();
-		String device = backend.name() + " device " + backend.deviceId();
-		return InvalidProperties.under("gpumem.admission",
-				() -> new GpuAdmission(device, admission.getMaxConcurrent(), admission.getMaxWait()));
+	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties, Environment environment) {
+		return parts(properties, List.of(), environment).admission(backend);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpumemPools gpumemPools(List<MemoryPool> pools) {
-		return new GpumemPools(pools);
+	PressureThresholds gpumemPressureThresholds(GpumemProperties properties, Environment environment) {
+		return parts(properties, List.of(), environment).thresholds();
 	}
 
+	/** The devices after the primary, each with every part of its own, named after it. */
 	@Bean
-	@ConditionalOnMissingBean
-	PressureThresholds gpumemPressureThresholds(GpumemProperties properties) {
-		GpumemProperties.Thresholds thresholds = properties.getPressure().getThresholds();
-		return InvalidProperties.under("gpumem.pressure.thresholds", () -> new PressureThresholds(
-				thresholds.getElevated(), thresholds.getWarning(), thresholds.getCritical()));
-	}
-
-	private static StratifiedMemoryPool pool(String name, String prefix, MemoryAllocator allocator,
-			PoolConfig config) {
+	SecondaryDevices gpumemSecondaryDevices(ObjectProvider<GpumemBackends> backends, GpumemProperties properties,
+			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment,
+			ApplicationEventPublisher events, ObjectProvider<PressureListener> callbacks) {
+		GpumemBackends opened = backends.getIfAvailable();
+		if (opened == null) {
+			return new SecondaryDevices(List.of());
+		}
+		DeviceParts parts = parts(properties, customizers, environment);
+		List<PressureListener> listeners = callbacks.orderedStream().toList();
+		List<GpuDevice> devices = new ArrayList<>();
 		try {
-			return new StratifiedMemoryPool(allocator, config);
+			opened.secondaries().forEach((backend) -> devices.add(parts.secondary(backend, events, listeners)));
 		}
-		catch (IllegalArgumentException | GpuOutOfMemoryException ex) {
-			throw new InvalidConfigurationPropertyValueException(prefix + ".warm", name,
-					"the pool's warm-up could not be allocated: " + ex.getMessage());
+		catch (RuntimeException ex) {
+			devices.forEach(GpuDevice::close);
+			throw ex;
 		}
+		return new SecondaryDevices(devices);
 	}
 
-	/** The pressure handler, checking on a schedule and publishing level changes as application events. */
+	/** Every device gpumem manages, the primary (today's beans) first. */
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemDevices gpumemDevices(GpuBackend backend, @Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
+			ObjectProvider<MemoryBudget> budget,
+			@Qualifier("gpumemPinnedPool") ObjectProvider<StratifiedMemoryPool> pinnedPool,
+			@Qualifier("gpumemUnifiedPool") ObjectProvider<StratifiedMemoryPool> unifiedPool,
+			ObjectProvider<Transfers> transfers, ObjectProvider<ReductionBufferCache> reductionCache,
+			ObjectProvider<PressureHandler> pressure, ObjectProvider<GpuAdmission> admission,
+			SecondaryDevices secondaries) {
+		GpuDevice.Builder primary = GpuDevice.builder(backend, devicePool);
+		budget.ifUnique(primary::budget);
+		pinnedPool.ifAvailable(primary::pinnedPool);
+		unifiedPool.ifAvailable(primary::unifiedPool);
+		transfers.ifUnique(primary::transfers);
+		reductionCache.ifUnique(primary::reductionCache);
+		pressure.ifUnique(primary::pressure);
+		admission.ifUnique(primary::admission);
+		List<GpuDevice> devices = new ArrayList<>(List.of(primary.build()));
+		devices.addAll(secondaries.devices());
+		return new GpumemDevices(devices);
+	}
+
+	/** The primary device's pools (every {@link MemoryPool} bean), then the other devices'. */
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemPools gpumemPools(GpuBackend backend, List<MemoryPool> pools, SecondaryDevices secondaries) {
+		Map<Integer, List<MemoryPool>> byDevice = new LinkedHashMap<>();
+		byDevice.put(backend.deviceId(), pools);
+		secondaries.devices().forEach((device) -> byDevice.put(device.ordinal(), poolsOf(device)));
+		return new GpumemPools(byDevice);
+	}
+
+	private static List<MemoryPool> poolsOf(GpuDevice device) {
+		List<MemoryPool> pools = new ArrayList<>(List.of(device.devicePool()));
+		device.pinnedPool().ifPresent(pools::add);
+		device.reductionCache().ifPresent(pools::add);
+		device.unifiedPool().ifPresent(pools::add);
+		return pools;
+	}
+
+	private static DeviceParts parts(GpumemProperties properties, ObjectProvider<GpumemPoolCustomizer> customizers,
+			Environment environment) {
+		return parts(properties, customizers.orderedStream().toList(), environment);
+	}
+
+	private static DeviceParts parts(GpumemProperties properties, List<GpumemPoolCustomizer> customizers,
+			Environment environment) {
+		return new DeviceParts(properties, customizers, environment);
+	}
+
+	/** The primary device's pressure handler, checking on a schedule and publishing level changes as application events. */
 	@Configuration(proxyBeanMethods = false)
 	@ConditionalOnBooleanProperty(name = "gpumem.pressure.enabled", matchIfMissing = true)
 	static final class PressureConfiguration {
 
+		/** Watches the primary device and shrinks its pools: every {@link MemoryPool} bean. */
 		@Bean
 		@ConditionalOnMissingBean
-		PressureHandler gpumemPressureHandler(GpuBackend backend, GpumemPools pools, PressureThresholds thresholds,
+		PressureHandler gpumemPressureHandler(GpuBackend backend, List<MemoryPool> pools, PressureThresholds thresholds,
 				GpumemProperties properties, ApplicationEventPublisher events,
-				ObjectProvider<PressureListener> callbacks) {
-			GpumemProperties.Pressure pressure = properties.getPressure();
-			GpumemProperties.Reactions reactions = pressure.getReactions();
-			PressureHandler handler = InvalidProperties.under("gpumem.pressure",
-					() -> PressureHandler.builder(backend::memoryInfo)
-						.pinnedMemory(backend.allocator(MemoryKind.PINNED)::memoryInfo)
-						.thresholds(thresholds)
-						.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
-						.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))
-						.reaction(PressureLevel.CRITICAL, reaction(reactions.getCritical(), pressure))
-						.build());
-			handler.addListener((change) -> events.publishEvent(new GpumemPressureChangedEvent(handler, change)));
-			callbacks.orderedStream().forEach(handler::addCallback);
-			pools.asMap().values().forEach(handler::register);
-			handler.check();
-			InvalidProperties.under("gpumem.pressure", () -> {
-				handler.start(pressure.getCheckInterval());
-				return handler;
-			});
-			return handler;
-		}
-
-		private static PressureReaction reaction(GpumemProperties.Reaction reaction, GpumemProperties.Pressure pressure) {
-			return switch (reaction) {
-				case NONE -> PressureReaction.none();
-				case SHRINK -> PressureReaction.shrink(pressure.getShrinkTarget());
-				case CALLBACK -> PressureReaction.callback();
-			};
+				ObjectProvider<PressureListener> callbacks, Environment environment) {
+			return parts(properties, List.of(), environment).pressureHandler(backend, pools, thresholds, events,
+					callbacks.orderedStream().toList());
 		}
 
 	}

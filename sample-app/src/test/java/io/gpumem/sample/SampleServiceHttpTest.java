@@ -94,8 +94,8 @@ class SampleServiceHttpTest extends SampleContractTests {
 			.value((health) -> assertThat(health).as("no details to an anonymous client")
 				.contains("\"gpumem\"")
 				.doesNotContain("details", "path", "totalBytes"));
-		assertThat(scrape()).contains("gpumem_pool_memory_bytes{pool=\"device\"",
-				"gpumem_pool_requests_total{pool=\"reduction\"");
+		assertThat(scrape()).contains("gpumem_pool_memory_bytes{device=\"0\",pool=\"device\"",
+				"gpumem_pool_requests_total{device=\"0\",pool=\"reduction\"");
 		this.client.get().uri("/actuator/metrics/gpumem.pool.requests").exchange().expectStatus().isOk();
 		this.client.post()
 			.uri("/actuator/gpumem")

@@ -16,6 +16,8 @@ import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
@@ -27,37 +29,50 @@ import io.gpumem.pressure.PressureLevel;
 import io.gpumem.pressure.PressureStatistics;
 
 /**
- * {@code /actuator/gpumem}: the backend, the device, the pressure and every pool's statistics; trims all
- * pools or one, down to a number of cached bytes. Read-only unless opened with
+ * {@code /actuator/gpumem}: the backend, the primary device and its pressure, every device gpumem manages,
+ * and every pool's statistics (a device other than the primary names its pools {@code device1.device});
+ * trims all pools or one, down to a number of cached bytes. Read-only unless opened with
  * {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every request that follows a
  * fresh allocation.
  */
 @Endpoint(id = "gpumem", defaultAccess = Access.READ_ONLY)
 public class GpumemEndpoint {
 
-	private final GpuBackend backend;
+	private final GpumemDevices devices;
 
 	private final GpumemPools pools;
 
-	private final @Nullable PressureHandler pressure;
-
-	/** @param pressure the pressure handler, or {@code null} when there is none (no pressure is shown) */
-	public GpumemEndpoint(GpuBackend backend, GpumemPools pools, @Nullable PressureHandler pressure) {
-		this.backend = backend;
+	public GpumemEndpoint(GpumemDevices devices, GpumemPools pools) {
+		this.devices = devices;
 		this.pools = pools;
-		this.pressure = pressure;
 	}
 
-	/** The backend, the device, the pressure and one summary per pool. */
+	/**
+	 * The backend, the primary device and its pressure (none without a pressure handler), every device with
+	 * its pools' names, and one summary per pool.
+	 */
 	@ReadOperation
 	public GpumemDescriptor gpumem() {
-		MemoryInfo memory = this.backend.memoryInfo();
 		Map<String, PoolSummary> summaries = new LinkedHashMap<>();
 		this.pools.asMap().forEach((name, pool) -> summaries.put(name, PoolSummary.of(pool.statistics())));
-		return new GpumemDescriptor(this.backend.name(),
-				new DeviceDescriptor(this.backend.deviceId(), this.backend.deviceName(), memory.totalBytes(),
-						memory.freeBytes()),
-				(this.pressure != null) ? PressureDescriptor.of(this.pressure) : null, summaries);
+		GpuDevice primary = this.devices.primary();
+		GpuBackend backend = primary.backend();
+		MemoryInfo memory = backend.memoryInfo();
+		return new GpumemDescriptor(backend.name(),
+				new DeviceDescriptor(backend.deviceId(), backend.deviceName(), memory.totalBytes(), memory.freeBytes()),
+				primary.pressure().map(PressureDescriptor::of).orElse(null),
+				this.devices.all().stream().map(this::summary).toList(), summaries);
+	}
+
+	private DeviceSummary summary(GpuDevice device) {
+		MemoryInfo memory = device.backend().memoryInfo();
+		List<String> pools = this.pools.asMap()
+			.keySet()
+			.stream()
+			.filter((name) -> this.pools.device(name) == device.ordinal())
+			.toList();
+		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), memory.totalBytes(),
+				memory.freeBytes(), device.load(), device.pressure().map(PressureHandler::level).orElse(null), pools);
 	}
 
 	/** One pool's summary with a row per size class; {@code null} (404) for an unknown pool. */
@@ -100,13 +115,24 @@ public class GpumemEndpoint {
 		return keepBytes;
 	}
 
-	/** The answer to {@code GET /actuator/gpumem}; {@code pressure} is {@code null} without a pressure handler. */
+	/**
+	 * The answer to {@code GET /actuator/gpumem}: {@code device} and {@code pressure} are the primary
+	 * device's, {@code pressure} {@code null} without a pressure handler.
+	 */
 	public record GpumemDescriptor(String backend, DeviceDescriptor device, @Nullable PressureDescriptor pressure,
-			Map<String, PoolSummary> pools) implements OperationResponseBody {
+			List<DeviceSummary> devices, Map<String, PoolSummary> pools) implements OperationResponseBody {
 	}
 
-	/** The device the backend runs on. */
+	/** A device the backend runs on. */
 	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes) {
+	}
+
+	/**
+	 * A device gpumem manages: its figures, its load (the share of its budget its pools lend), its pressure
+	 * level ({@code null} without a pressure handler) and the names of its pools.
+	 */
+	public record DeviceSummary(int id, String name, long totalBytes, long freeBytes, double load,
+			@Nullable PressureLevel pressure, List<String> pools) {
 	}
 
 	/**

@@ -1,6 +1,5 @@
 package io.gpumem.autoconfigure.endpoint;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.actuate.autoconfigure.endpoint.condition.ConditionalOnAvailableEndpoint;
 import org.springframework.boot.actuate.autoconfigure.endpoint.expose.EndpointExposure;
 import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
@@ -12,20 +11,19 @@ import org.springframework.context.annotation.Bean;
 
 import io.gpumem.autoconfigure.GpumemAutoConfiguration;
 import io.gpumem.autoconfigure.GpumemPools;
-import io.gpumem.backend.GpuBackend;
-import io.gpumem.pressure.PressureHandler;
+import io.gpumem.device.GpumemDevices;
 
 /** The {@code gpumem} actuator endpoint, when actuator is present and the endpoint is exposed. */
 @AutoConfiguration(after = GpumemAutoConfiguration.class)
 @ConditionalOnClass(Endpoint.class)
-@ConditionalOnBean({ GpuBackend.class, GpumemPools.class })
+@ConditionalOnBean({ GpumemDevices.class, GpumemPools.class })
 @ConditionalOnAvailableEndpoint(GpumemEndpoint.class)
 public final class GpumemEndpointAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpumemEndpoint gpumemEndpoint(GpuBackend backend, GpumemPools pools, ObjectProvider<PressureHandler> pressure) {
-		return new GpumemEndpoint(backend, pools, pressure.getIfAvailable());
+	GpumemEndpoint gpumemEndpoint(GpumemDevices devices, GpumemPools pools) {
+		return new GpumemEndpoint(devices, pools);
 	}
 
 	@Bean

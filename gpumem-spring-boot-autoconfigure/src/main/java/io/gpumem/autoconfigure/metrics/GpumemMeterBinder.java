@@ -15,6 +15,8 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pool.MemoryPool;
@@ -30,51 +32,50 @@ import io.gpumem.transfer.Transfers;
  * gpumem's budget of it; transfers' bytes (their durations are the {@code gpumem.transfer} observation's);
  * admission of GPU work (active, waiting, the limit, waits and rejections); the pressure level of device and
  * pinned memory (its ordinal, NORMAL = 0), the shrinks, and the out-of-memory chain's refusals, freed bytes
- * and failures.
+ * and failures. Every meter carries the {@code device} tag, the ordinal of the device it measures.
  */
 public class GpumemMeterBinder implements MeterBinder {
 
-	private final GpuBackend backend;
+	private final GpumemDevices devices;
 
 	private final GpumemPools pools;
 
-	private final Parts parts;
-
-	/** The meters of the backend's device, of {@code pools}, and of whichever of {@code parts} there are. */
-	public GpumemMeterBinder(GpuBackend backend, GpumemPools pools, Parts parts) {
-		this.backend = backend;
+	/** The meters of every device, tagged with its ordinal, and of {@code pools}, tagged with their device's. */
+	public GpumemMeterBinder(GpumemDevices devices, GpumemPools pools) {
+		this.devices = devices;
 		this.pools = pools;
-		this.parts = parts;
 	}
 
 	@Override
 	public void bindTo(MeterRegistry registry) {
-		this.pools.asMap().forEach((name, pool) -> bindPool(registry, name, pool));
-		String device = String.valueOf(this.backend.deviceId());
-		deviceMemory(registry, device, "used", MemoryInfo::usedBytes);
-		deviceMemory(registry, device, "free", MemoryInfo::freeBytes);
-		Gauge.builder("gpumem.device.memory.total", this.backend, (backend) -> backend.memoryInfo().totalBytes())
+		String primary = String.valueOf(this.devices.primary().ordinal());
+		this.pools.asMap().forEach((name, pool) -> {
+			int device = this.pools.device(name);
+			bindPool(registry, name, (device >= 0) ? String.valueOf(device) : primary, pool);
+		});
+		this.devices.all().forEach((device) -> bindDevice(registry, device));
+	}
+
+	private static void bindDevice(MeterRegistry registry, GpuDevice gpu) {
+		String device = String.valueOf(gpu.ordinal());
+		GpuBackend backend = gpu.backend();
+		deviceMemory(registry, backend, device, "used", MemoryInfo::usedBytes);
+		deviceMemory(registry, backend, device, "free", MemoryInfo::freeBytes);
+		Gauge.builder("gpumem.device.memory.total", backend, (b) -> b.memoryInfo().totalBytes())
 			.tags("device", device)
 			.baseUnit(BaseUnits.BYTES)
 			.description("The device's memory in all")
 			.register(registry);
-		if (this.parts.budget() != null) {
-			Gauge.builder("gpumem.device.memory.budget", this.parts.budget(), MemoryBudget::limitBytes)
+		gpu.budget()
+			.ifPresent((budget) -> Gauge.builder("gpumem.device.memory.budget", budget, MemoryBudget::limitBytes)
 				.tags("device", device)
 				.baseUnit(BaseUnits.BYTES)
 				.description("The device memory gpumem's device and unified pools may hold together "
 						+ "(gpumem.memory-fraction of the total)")
-				.register(registry);
-		}
-		if (this.parts.transfers() != null) {
-			bindTransfers(registry, device, this.parts.transfers());
-		}
-		if (this.parts.pressure() != null) {
-			bindPressure(registry, this.parts.pressure());
-		}
-		if (this.parts.admission() != null) {
-			bindAdmission(registry, device, this.parts.admission());
-		}
+				.register(registry));
+		gpu.transfers().ifPresent((transfers) -> bindTransfers(registry, device, transfers));
+		gpu.pressure().ifPresent((pressure) -> bindPressure(registry, device, pressure));
+		gpu.admission().ifPresent((admission) -> bindAdmission(registry, device, admission));
 	}
 
 	private static void bindTransfers(MeterRegistry registry, String device, Transfers transfers) {
@@ -115,135 +116,128 @@ public class GpumemMeterBinder implements MeterBinder {
 			.register(registry);
 	}
 
-	private static void bindPressure(MeterRegistry registry, PressureHandler pressure) {
+	private static void bindPressure(MeterRegistry registry, String device, PressureHandler pressure) {
 		for (Memory memory : Memory.values()) {
 			Gauge.builder("gpumem.pressure.level", pressure, (handler) -> handler.level(memory).ordinal())
-				.tags("memory", memory.name().toLowerCase(Locale.ROOT))
+				.tags("device", device, "memory", memory.name().toLowerCase(Locale.ROOT))
 				.description("Memory pressure: 0 normal, 1 elevated, 2 warning, 3 critical, 4 out of memory")
 				.register(registry);
 		}
 		FunctionCounter.builder("gpumem.pressure.shrinks", pressure, (handler) -> handler.statistics().shrinks())
+			.tags("device", device)
 			.description("Shrink reactions that trimmed cached memory")
 			.register(registry);
 		FunctionCounter
 			.builder("gpumem.pressure.oom.refusals", pressure,
 					(handler) -> handler.statistics().outOfMemoryRefusals())
+			.tags("device", device)
 			.description("Allocations refused for want of memory that the out-of-memory chain made room for")
 			.register(registry);
 		FunctionCounter
 			.builder("gpumem.pressure.oom.freed", pressure, (handler) -> handler.statistics().outOfMemoryFreedBytes())
 			.baseUnit(BaseUnits.BYTES)
+			.tags("device", device)
 			.description("Cached bytes the out-of-memory chain freed")
 			.register(registry);
 		FunctionCounter
 			.builder("gpumem.pressure.oom.failures", pressure,
 					(handler) -> handler.statistics().outOfMemoryFailures())
+			.tags("device", device)
 			.description("Allocations that failed after every step of the out-of-memory chain")
 			.register(registry);
 	}
 
-	private void bindPool(MeterRegistry registry, String name, MemoryPool pool) {
+	private static void bindPool(MeterRegistry registry, String name, String device, MemoryPool pool) {
 		String memory = "Bytes of the pool's buffers, lent out (used) or cached ready to lend";
-		poolGauge(registry, "gpumem.pool.memory", name, "used", BaseUnits.BYTES, memory, pool, MemoryPool::usedBytes);
-		poolGauge(registry, "gpumem.pool.memory", name, "cached", BaseUnits.BYTES, memory, pool,
+		poolGauge(registry, "gpumem.pool.memory", name, device, "used", BaseUnits.BYTES, memory, pool, MemoryPool::usedBytes);
+		poolGauge(registry, "gpumem.pool.memory", name, device, "cached", BaseUnits.BYTES, memory, pool,
 				MemoryPool::cachedBytes);
 		String buffers = "The pool's buffers, lent out (used) or cached ready to lend";
-		poolGauge(registry, "gpumem.pool.buffers", name, "used", BaseUnits.BUFFERS, buffers, pool,
+		poolGauge(registry, "gpumem.pool.buffers", name, device, "used", BaseUnits.BUFFERS, buffers, pool,
 				MemoryPool::usedBuffers);
-		poolGauge(registry, "gpumem.pool.buffers", name, "cached", BaseUnits.BUFFERS, buffers, pool,
+		poolGauge(registry, "gpumem.pool.buffers", name, device, "cached", BaseUnits.BUFFERS, buffers, pool,
 				MemoryPool::cachedBuffers);
 		if (pool.maxCachedBytes() != Long.MAX_VALUE) {
 			Gauge.builder("gpumem.pool.memory.max", pool, MemoryPool::maxCachedBytes)
-				.tags("pool", name)
+				.tags("pool", name, "device", device)
 				.baseUnit(BaseUnits.BYTES)
 				.description("The most bytes the pool keeps cached (max-cached)")
 				.register(registry);
 		}
 		String segments = "Bytes of the segments the pool cuts its blocks from, in all (reserved) or free in them";
-		poolGauge(registry, "gpumem.pool.segments.memory", name, "reserved", BaseUnits.BYTES, segments, pool,
+		poolGauge(registry, "gpumem.pool.segments.memory", name, device, "reserved", BaseUnits.BYTES, segments, pool,
 				(p) -> p.segments().segmentBytes());
-		poolGauge(registry, "gpumem.pool.segments.memory", name, "free", BaseUnits.BYTES, segments, pool,
+		poolGauge(registry, "gpumem.pool.segments.memory", name, device, "free", BaseUnits.BYTES, segments, pool,
 				(p) -> p.segments().freeBytes());
 		Gauge.builder("gpumem.pool.segments", pool, (p) -> p.segments().segments())
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.description("Segments the pool holds from its allocator, each given back only whole")
 			.register(registry);
 		Gauge.builder("gpumem.pool.segments.largest.free", pool, (p) -> p.segments().largestFreeBlock())
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.baseUnit(BaseUnits.BYTES)
 			.description("The largest run of free bytes in one segment: the largest request served without allocating")
 			.register(registry);
 		Gauge.builder("gpumem.pool.fragmentation", pool, (p) -> p.segments().fragmentation())
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.description("1 - largest free block / free bytes in the segments: 0 when the free bytes lie in one run")
 			.register(registry);
 		String requests = "Buffer requests, by result: hit (served from the cache) or miss (went to the allocator)";
 		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::hits)
-			.tags("pool", name, "result", "hit")
+			.tags("pool", name, "device", device, "result", "hit")
 			.description(requests)
 			.register(registry);
 		FunctionCounter.builder("gpumem.pool.requests", pool, MemoryPool::misses)
-			.tags("pool", name, "result", "miss")
+			.tags("pool", name, "device", device, "result", "miss")
 			.description(requests)
 			.register(registry);
 		FunctionTimer.builder("gpumem.pool.miss", pool, MemoryPool::misses, MemoryPool::missNanos,
 				TimeUnit.NANOSECONDS)
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.description("Time misses spent getting memory from the allocator, retries and waits included")
 			.register(registry);
 		FunctionCounter.builder("gpumem.pool.leaks", pool, MemoryPool::leakedBuffers)
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.baseUnit(BaseUnits.BUFFERS)
 			.description("Buffers found unreachable while still lent out, reclaimed by leak detection")
 			.register(registry);
 		FunctionCounter.builder("gpumem.pool.trimmed", pool, MemoryPool::trimmedBytes)
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.baseUnit(BaseUnits.BYTES)
 			.description("Cached bytes given back to the allocator")
 			.register(registry);
 		FunctionCounter.builder("gpumem.allocation.failures", pool, MemoryPool::allocationFailures)
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.description("Requests that failed for want of memory after the pool's retries")
 			.register(registry);
 		FunctionTimer.builder("gpumem.pool.memory.wait", pool, (p) -> p.memoryWaits().waits(),
 				(p) -> p.memoryWaits().waitNanos(), TimeUnit.NANOSECONDS)
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.description("Acquires that waited for memory to be returned, served or not")
 			.register(registry);
 		FunctionCounter.builder("gpumem.pool.memory.wait.timeouts", pool,
 				(p) -> p.memoryWaits().timeouts())
-			.tags("pool", name)
+			.tags("pool", name, "device", device)
 			.description("Waits for memory that ran out, each then failing as out of memory")
 			.register(registry);
 	}
 
-	private static void poolGauge(MeterRegistry registry, String meter, String pool, String state, String unit,
-			String description, MemoryPool source, ToDoubleFunction<MemoryPool> value) {
+	private static void poolGauge(MeterRegistry registry, String meter, String pool, String device, String state,
+			String unit, String description, MemoryPool source, ToDoubleFunction<MemoryPool> value) {
 		Gauge.builder(meter, source, value)
-			.tags("pool", pool, "state", state)
+			.tags("pool", pool, "device", device, "state", state)
 			.baseUnit(unit)
 			.description(description)
 			.register(registry);
 	}
 
-	private void deviceMemory(MeterRegistry registry, String device, String state, ToDoubleFunction<MemoryInfo> value) {
-		Gauge.builder("gpumem.device.memory", this.backend, (backend) -> value.applyAsDouble(backend.memoryInfo()))
+	private static void deviceMemory(MeterRegistry registry, GpuBackend backend, String device, String state,
+			ToDoubleFunction<MemoryInfo> value) {
+		Gauge.builder("gpumem.device.memory", backend, (b) -> value.applyAsDouble(b.memoryInfo()))
 			.tags("device", device, "state", state)
 			.baseUnit(BaseUnits.BYTES)
 			.description("The device's memory, used or free (by every process)")
 			.register(registry);
-	}
-
-	/**
-	 * The parts whose meters are bound when present, each {@code null} when absent.
-	 *
-	 * @param pressure the pressure handler
-	 * @param admission the admission of GPU work
-	 * @param budget the device memory budget
-	 * @param transfers the transfers through pinned staging
-	 */
-	public record Parts(PressureHandler pressure, GpuAdmission admission, MemoryBudget budget,
-			Transfers transfers) {
 	}
 
 }

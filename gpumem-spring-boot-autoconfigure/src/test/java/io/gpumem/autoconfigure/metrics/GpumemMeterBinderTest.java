@@ -15,6 +15,8 @@ import io.gpumem.admission.GpuAdmission;
 import io.gpumem.admission.GpuAdmissionException;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
@@ -51,8 +53,14 @@ class GpumemMeterBinderTest {
 	}
 
 	private void bind(MeterRegistry registry) {
-		new GpumemMeterBinder(this.backend, new GpumemPools(List.of(this.pool)), new GpumemMeterBinder.Parts(
-				this.pressure, this.admission, new MemoryBudget(12L << 20), this.transfers))
+		GpuDevice device = GpuDevice.builder(this.backend, this.pool)
+			.budget(new MemoryBudget(12L << 20))
+			.pinnedPool(this.pinned)
+			.transfers(this.transfers)
+			.pressure(this.pressure)
+			.admission(this.admission)
+			.build();
+		new GpumemMeterBinder(new GpumemDevices(List.of(device)), new GpumemPools(0, List.of(this.pool)))
 			.bindTo(registry);
 	}
 
@@ -161,25 +169,25 @@ class GpumemMeterBinderTest {
 		PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 		bind(registry);
 		String scrape = registry.scrape();
-		assertThat(scrape).contains("gpumem_pool_memory_bytes{pool=\"device\",state=\"used\"}")
-			.contains("gpumem_pool_memory_bytes{pool=\"device\",state=\"cached\"}")
+		assertThat(scrape).contains("gpumem_pool_memory_bytes{device=\"0\",pool=\"device\",state=\"used\"}")
+			.contains("gpumem_pool_memory_bytes{device=\"0\",pool=\"device\",state=\"cached\"}")
 			.contains("gpumem_device_memory_bytes{device=\"0\",state=\"free\"}")
-			.contains("gpumem_pool_requests_total{pool=\"device\",result=\"hit\"}")
-			.contains("gpumem_pool_trimmed_bytes_total{pool=\"device\"}")
-			.contains("gpumem_pool_buffers{pool=\"device\",state=\"cached\"}")
-			.contains("gpumem_pool_segments_memory_bytes{pool=\"device\",state=\"free\"}")
-			.contains("gpumem_pool_segments_largest_free_bytes{pool=\"device\"}")
-			.contains("gpumem_pool_fragmentation{pool=\"device\"}")
-			.contains("gpumem_allocation_failures_total{pool=\"device\"}")
-			.contains("gpumem_pressure_level ")
+			.contains("gpumem_pool_requests_total{device=\"0\",pool=\"device\",result=\"hit\"}")
+			.contains("gpumem_pool_trimmed_bytes_total{device=\"0\",pool=\"device\"}")
+			.contains("gpumem_pool_buffers{device=\"0\",pool=\"device\",state=\"cached\"}")
+			.contains("gpumem_pool_segments_memory_bytes{device=\"0\",pool=\"device\",state=\"free\"}")
+			.contains("gpumem_pool_segments_largest_free_bytes{device=\"0\",pool=\"device\"}")
+			.contains("gpumem_pool_fragmentation{device=\"0\",pool=\"device\"}")
+			.contains("gpumem_allocation_failures_total{device=\"0\",pool=\"device\"}")
+			.contains("gpumem_pressure_level{device=\"0\",memory=\"device\"}")
 			.contains("gpumem_admission_wait_seconds_count{device=\"0\"}")
 			.contains("gpumem_admission_rejections_total{device=\"0\"}")
-			.contains("gpumem_pool_memory_wait_seconds_sum{pool=\"device\"}")
+			.contains("gpumem_pool_memory_wait_seconds_sum{device=\"0\",pool=\"device\"}")
 			.contains("gpumem_device_memory_total_bytes{device=\"0\"}")
 			.contains("gpumem_device_memory_budget_bytes{device=\"0\"}")
-			.contains("gpumem_pool_memory_max_bytes{pool=\"device\"}")
-			.contains("gpumem_pool_miss_seconds_count{pool=\"device\"}")
-			.contains("gpumem_pool_leaks_buffers_total{pool=\"device\"}")
+			.contains("gpumem_pool_memory_max_bytes{device=\"0\",pool=\"device\"}")
+			.contains("gpumem_pool_miss_seconds_count{device=\"0\",pool=\"device\"}")
+			.contains("gpumem_pool_leaks_buffers_total{device=\"0\",pool=\"device\"}")
 			.contains("gpumem_transfer_bytes_total{device=\"0\",direction=\"upload\"}");
 	}
 

@@ -23,7 +23,7 @@ class NoBuffersLentExtensionTest {
 	private final StratifiedMemoryPool device = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
 			PoolConfig.builder("device").build());
 
-	private final GpumemPools pools = new GpumemPools(List.of(this.device));
+	private final GpumemPools pools = new GpumemPools(0, List.of(this.device));
 
 	@AfterEach
 	void close() {
