@@ -155,7 +155,8 @@ public final class FakeCudaDriver implements CudaDriver {
 		return (count != null) ? count.get() : 0;
 	}
 
-	int retainedContexts() {
+	/** Primary contexts retained and not yet released, over every device. */
+	public int retainedContexts() {
 		return this.retained.get();
 	}
 
@@ -163,7 +164,8 @@ public final class FakeCudaDriver implements CudaDriver {
 		return this.used.values().stream().mapToLong(AtomicLong::get).sum();
 	}
 
-	long usedBytes(int device) {
+	/** Device memory allocated on one device. */
+	public long usedBytes(int device) {
 		return used(device).get();
 	}
 
