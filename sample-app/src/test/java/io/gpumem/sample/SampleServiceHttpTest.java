@@ -132,7 +132,7 @@ class SampleServiceHttpTest extends SampleContractTests {
 		assertThat(scrape()).contains(
 				"gpumem_transfer_seconds_count{device=\"0\",direction=\"upload\",error=\"none\"}",
 				"gpumem_transfer_seconds_count{device=\"0\",direction=\"download\",error=\"none\"}",
-				"gpumem_acquire_seconds_count{error=\"none\",pool=\"pinned\"}");
+				"gpumem_acquire_seconds_count{device=\"0\",error=\"none\",pool=\"pinned\"}");
 	}
 
 	@Test

@@ -11,7 +11,7 @@ import io.gpumem.observation.MemoryOperation;
 /**
  * How gpumem's memory observations are named and tagged, unless a {@code GlobalObservationConvention} for
  * {@link MemoryObservationContext} says otherwise: {@code gpumem.acquire} for a pool's miss, tagged with the
- * pool, and {@code gpumem.transfer} for a staged transfer, tagged with the device and the direction, as
+ * pool and its device, and {@code gpumem.transfer} for a staged transfer, tagged with the device and the direction, as
  * gpumem's meters are; the bytes as a high-cardinality key, which goes to traces and not to meters.
  */
 public final class DefaultMemoryObservationConvention implements ObservationConvention<MemoryObservationContext> {
@@ -49,7 +49,7 @@ public final class DefaultMemoryObservationConvention implements ObservationConv
 	@Override
 	public KeyValues getLowCardinalityKeyValues(MemoryObservationContext context) {
 		MemoryOperation operation = context.getOperation();
-		return (this == ACQUIRE) ? KeyValues.of("pool", operation.pool())
+		return (this == ACQUIRE) ? KeyValues.of("pool", operation.pool(), "device", context.getDevice())
 				: KeyValues.of("device", context.getDevice(), "direction", direction(operation));
 	}
 

@@ -10,7 +10,7 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.gpumem.autoconfigure.GpumemAutoConfiguration;
-import io.gpumem.backend.GpuBackend;
+import io.gpumem.device.GpumemDevices;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.transfer.Transfers;
@@ -25,18 +25,28 @@ import io.gpumem.transfer.Transfers;
 @AutoConfiguration(after = GpumemAutoConfiguration.class,
 		afterName = "org.springframework.boot.micrometer.observation.autoconfigure.ObservationAutoConfiguration")
 @ConditionalOnClass(ObservationRegistry.class)
-@ConditionalOnBean({ ObservationRegistry.class, GpuBackend.class })
+@ConditionalOnBean({ ObservationRegistry.class, GpumemDevices.class })
 public final class GpumemObservationAutoConfiguration {
 
-	/** The observer, set on every {@link StratifiedMemoryPool} bean and on {@link Transfers}. */
+	/**
+	 * The primary device's observer, set on every {@link StratifiedMemoryPool} bean and on {@link Transfers};
+	 * each other device's pools and transfers get an observer of their own, tagged with their device.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	MemoryObserver gpumemMemoryObserver(ObservationRegistry registry, GpuBackend backend,
+	MemoryObserver gpumemMemoryObserver(ObservationRegistry registry, GpumemDevices devices,
 			ObjectProvider<StratifiedMemoryPool> pools, ObjectProvider<Transfers> transfers) {
-		MemoryObserver observer = new ObservationMemoryObserver(registry, String.valueOf(backend.deviceId()));
-		pools.orderedStream().forEach((pool) -> pool.observeWith(observer));
-		transfers.orderedStream().forEach((transfer) -> transfer.observeWith(observer));
-		return observer;
+		MemoryObserver primary = new ObservationMemoryObserver(registry, String.valueOf(devices.primary().ordinal()));
+		pools.orderedStream().forEach((pool) -> pool.observeWith(primary));
+		transfers.orderedStream().forEach((transfer) -> transfer.observeWith(primary));
+		devices.all().stream().skip(1).forEach((device) -> {
+			MemoryObserver observer = new ObservationMemoryObserver(registry, String.valueOf(device.ordinal()));
+			device.devicePool().observeWith(observer);
+			device.pinnedPool().ifPresent((pool) -> pool.observeWith(observer));
+			device.unifiedPool().ifPresent((pool) -> pool.observeWith(observer));
+			device.transfers().ifPresent((transfer) -> transfer.observeWith(observer));
+		});
+		return primary;
 	}
 
 }

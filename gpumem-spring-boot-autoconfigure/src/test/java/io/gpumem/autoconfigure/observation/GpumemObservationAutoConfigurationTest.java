@@ -58,9 +58,9 @@ class GpumemObservationAutoConfigurationTest {
 			request.stop();
 			assertThat(recorded.stopped).extracting(Observation.Context::getName)
 				.containsExactly("gpumem.acquire", "gpumem.acquire", "gpumem.transfer", "request");
-			assertThat(recorded.stopped.get(0).getLowCardinalityKeyValues()).isEqualTo(KeyValues.of("pool", "device"));
+			assertThat(recorded.stopped.get(0).getLowCardinalityKeyValues()).isEqualTo(KeyValues.of("pool", "device", "device", "0"));
 			assertThat(recorded.stopped.get(0).getContextualName()).isEqualTo("gpumem acquire device");
-			assertThat(recorded.stopped.get(1).getLowCardinalityKeyValues()).isEqualTo(KeyValues.of("pool", "pinned"));
+			assertThat(recorded.stopped.get(1).getLowCardinalityKeyValues()).isEqualTo(KeyValues.of("pool", "pinned", "device", "0"));
 			Observation.Context transfer = recorded.stopped.get(2);
 			assertThat(transfer.getLowCardinalityKeyValues())
 				.isEqualTo(KeyValues.of("device", "0", "direction", "upload"));
