@@ -70,9 +70,10 @@ class OutOfMemoryHttpTest {
 			.expectStatus()
 			.isOk()
 			.expectBody(String.class)
-			.value((scrape) -> assertThat(scrape).contains("gpumem_pressure_oom_failures_total 1.0",
+			.value((scrape) -> assertThat(scrape).contains("gpumem_pressure_oom_failures_total{device=\"0\"} 1.0",
 					"gpumem_pressure_oom_refusals_total", "gpumem_pressure_oom_freed_bytes_total",
-					"gpumem_pressure_level{memory=\"pinned\"}", "gpumem_pressure_level{memory=\"device\"}"));
+					"gpumem_pressure_level{device=\"0\",memory=\"pinned\"}",
+					"gpumem_pressure_level{device=\"0\",memory=\"device\"}"));
 	}
 
 }
