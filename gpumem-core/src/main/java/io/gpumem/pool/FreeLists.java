@@ -31,12 +31,12 @@ final class FreeLists {
 	 * Counts a request of the class and takes a cached block of it, from stripe {@code home} (the calling
 	 * thread's) first, then from the others; answers null when none is cached.
 	 */
-	Block take(int classIndex, int home) {
+	Block take(int classIndex, long bytes, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		Block block;
 		stripe.lockHome();
 		try {
-			stripe.countRequest(classIndex);
+			stripe.countRequest(classIndex, bytes);
 			block = stripe.pop(classIndex);
 		}
 		finally {
@@ -46,15 +46,37 @@ final class FreeLists {
 	}
 
 	/** Counts a request of a class whose blocks are not cached here, on stripe {@code home}. */
-	void countRequest(int classIndex, int home) {
+	void countRequest(int classIndex, long bytes, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		stripe.lockHome();
 		try {
-			stripe.countRequest(classIndex);
+			stripe.countRequest(classIndex, bytes);
 		}
 		finally {
 			stripe.unlock();
 		}
+	}
+
+	/** Counts the size of a request above the top class, on stripe {@code home}. */
+	void countSize(long bytes, int home) {
+		Stripe stripe = this.stripes[home & this.mask];
+		stripe.lockHome();
+		try {
+			stripe.countSize(bytes);
+		}
+		finally {
+			stripe.unlock();
+		}
+	}
+
+	/** The sizes of the requests counted on every stripe. */
+	SizeHistogram requestSizes() {
+		long[] counts = new long[SizeHistogram.BUCKETS];
+		long[] bytes = new long[SizeHistogram.BUCKETS];
+		for (Stripe stripe : this.stripes) {
+			stripe.addSizes(counts, bytes);
+		}
+		return new SizeHistogram(counts, bytes);
 	}
 
 	/** Takes a cached block of the class from any stripe, {@code home} first, counting nothing; null when none is cached. */

@@ -34,6 +34,12 @@ final class Ledger {
 
 	private final AtomicLongArray misses;
 
+	/** Per class, the most buffers reserved after a miss: the most the class had in use at once. */
+	private final AtomicLongArray peakBuffers;
+
+	/** Per class, the misses that raised {@link #peakBuffers}: those a warm-up would have served. */
+	private final AtomicLongArray coldMisses;
+
 	private final AtomicLong peakReservedBytes = new AtomicLong();
 
 	private final LongAdder classMisses = new LongAdder();
@@ -58,6 +64,8 @@ final class Ledger {
 		this.clock = clock;
 		this.reservedBuffers = new AtomicLongArray(classes);
 		this.misses = new AtomicLongArray(classes);
+		this.peakBuffers = new AtomicLongArray(classes);
+		this.coldMisses = new AtomicLongArray(classes);
 	}
 
 	/**
@@ -156,6 +164,32 @@ final class Ledger {
 		}
 		this.trimmedBytes.add(released);
 		return released;
+	}
+
+	/**
+	 * After a miss of the class has reserved its block: every buffer of the class is in use (none was
+	 * cached), so the buffers reserved are the class's use at that moment; a miss that raises the peak is
+	 * cold.
+	 */
+	void countUse(int classIndex) {
+		long buffers = this.reservedBuffers.get(classIndex);
+		long peak;
+		do {
+			peak = this.peakBuffers.get(classIndex);
+			if (buffers <= peak) {
+				return;
+			}
+		}
+		while (!this.peakBuffers.compareAndSet(classIndex, peak, buffers));
+		this.coldMisses.incrementAndGet(classIndex);
+	}
+
+	long peakBuffers(int classIndex) {
+		return this.peakBuffers.get(classIndex);
+	}
+
+	long coldMisses(int classIndex) {
+		return this.coldMisses.get(classIndex);
 	}
 
 	void countMiss(int classIndex) {

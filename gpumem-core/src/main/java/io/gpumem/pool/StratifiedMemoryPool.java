@@ -267,13 +267,13 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		Block block;
 		if (this.front[classIndex]) {
-			block = this.freeLists.take(classIndex, home);
+			block = this.freeLists.take(classIndex, bytes, home);
 			if (block != null) {
 				return this.leaks.lend(this, block, bytes, thread, home, false);
 			}
 		}
 		else {
-			this.freeLists.countRequest(classIndex, home);
+			this.freeLists.countRequest(classIndex, bytes, home);
 		}
 		long size = blockSize(classIndex, bytes);
 		block = miss(classIndex, size, home);
@@ -420,6 +420,28 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 				cachedBuffers, reserved, this.ledger.peakReservedBytes(), this.ledger.trimmedBytes(),
 				this.ledger.allocationFailures(), this.leaks.leaked(), this.waiters.statistics(), rows, large,
 				segments);
+	}
+
+	/** The sizes requested of this pool since it started. */
+	public SizeHistogram requestSizes() {
+		return this.freeLists.requestSizes();
+	}
+
+	/** What this pool recorded of its use, for {@link PoolAdvisor}. */
+	public PoolHistory history() {
+		List<PoolHistory.ClassUse> classes = new ArrayList<>(this.ladder.count());
+		for (int c = 0; c < this.ladder.count(); c++) {
+			classes.add(new PoolHistory.ClassUse(this.ladder.size(c), this.ledger.misses(c),
+					this.ledger.coldMisses(c), this.ledger.peakBuffers(c)));
+		}
+		PoolStatistics statistics = statistics();
+		return new PoolHistory(this.name, requestSizes(), classes, statistics.requests(), statistics.hits(),
+				this.maxCachedBytes, statistics.peakReservedBytes());
+	}
+
+	/** Settings this pool's recorded use says would have done better, with what each predicts. */
+	public PoolAdvice advice() {
+		return PoolAdvisor.advise(history());
 	}
 
 	@Override
@@ -615,6 +637,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private Block allocate(int classIndex, long size, long waitNanos, int home) {
 		this.ledger.countMiss(classIndex);
 		Block block = timedReserve(classIndex, size, waitNanos, home);
+		this.ledger.countUse(classIndex);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}
@@ -625,6 +648,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	 */
 	private PooledBuffer acquireLarge(long bytes, Duration maxWait, ThreadState thread, int home) {
 		this.ledger.countLargeRequest();
+		this.freeLists.countSize(bytes, home);
 		Block block = this.large.take(bytes);
 		boolean allocated = block == null;
 		if (allocated) {

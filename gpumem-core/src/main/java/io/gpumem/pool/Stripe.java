@@ -77,9 +77,23 @@ final class Stripe extends StripeState {
 		LOCK.setRelease(this, 0);
 	}
 
-	void countRequest(int classIndex) {
+	void countRequest(int classIndex, long bytes) {
 		this.counts[PAD + classIndex]++;
 		this.counts[PAD + 2 * this.classes]++;
+		countSize(bytes);
+	}
+
+	void countSize(long bytes) {
+		int bucket = PAD + 2 * SizeHistogram.bucket(bytes);
+		this.requestSizes[bucket]++;
+		this.requestSizes[bucket + 1] += bytes;
+	}
+
+	void addSizes(long[] counts, long[] bytes) {
+		for (int b = 0; b < counts.length; b++) {
+			counts[b] += this.requestSizes[PAD + 2 * b];
+			bytes[b] += this.requestSizes[PAD + 2 * b + 1];
+		}
 	}
 
 	void countReturn(int classIndex) {
@@ -229,6 +243,9 @@ abstract class StripeState extends StripePadding {
 	/** Per class, requests counted here, then returns; then the requests of every class together. */
 	final long[] counts;
 
+	/** Requests counted here and their bytes, two longs a {@link SizeHistogram} bucket. */
+	final long[] requestSizes;
+
 	final Block[][] stacks;
 
 	/** The pool's clock when each cached block was pushed, slot for slot with {@link #stacks}. */
@@ -250,6 +267,7 @@ abstract class StripeState extends StripePadding {
 	StripeState(int classes, int pad) {
 		this.classes = classes;
 		this.counts = new long[pad + 2 * classes + 1 + pad];
+		this.requestSizes = new long[pad + 2 * SizeHistogram.BUCKETS + pad];
 		this.stacks = new Block[classes][];
 		this.stamps = new long[classes][];
 		this.bottoms = new int[pad + classes + pad];

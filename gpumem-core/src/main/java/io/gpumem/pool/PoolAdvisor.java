@@ -1,0 +1,112 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.TreeSet;
+
+/**
+ * Replays what a pool recorded (the sizes requested, the use and misses of each class, the peak of its
+ * memory) against other settings, and advises the ones that would have done better.
+ */
+public final class PoolAdvisor {
+
+	/** The most classes the advice adds to a ladder. */
+	static final int MAX_ADDED_CLASSES = 8;
+
+	/** The least share of the bytes lent a class must save to be added. */
+	static final double MIN_SAVING = 0.005;
+
+	private static final long MIB = 1L << 20;
+
+	private PoolAdvisor() {
+	}
+
+	/** Advice from a pool's record. */
+	public static PoolAdvice advise(PoolHistory history) {
+		return new PoolAdvice(history.pool(), history.requests(), ladder(history), warm(history),
+				maxCached(history));
+	}
+
+	private static PoolAdvice.Ladder ladder(PoolHistory history) {
+		SizeHistogram sizes = history.requestSizes();
+		List<Long> current = history.classes().stream().map(PoolHistory.ClassUse::classBytes).toList();
+		double lent = 0;
+		for (int b = 0; b < SizeHistogram.BUCKETS; b++) {
+			lent += sizes.bytes(b);
+		}
+		TreeSet<Long> ladder = new TreeSet<>(current);
+		List<Long> added = new ArrayList<>();
+		double held = held(sizes, ladder);
+		while (added.size() < MAX_ADDED_CLASSES && lent > 0) {
+			long best = 0;
+			double bestHeld = held;
+			for (int b = 0; b < SizeHistogram.BUCKETS; b++) {
+				long candidate = Arena.spanSize((long) Math.ceil(sizes.meanSize(b)));
+				if (sizes.count(b) == 0 || candidate > StratifiedMemoryPool.FRONT_LIMIT || ladder.contains(candidate)) {
+					continue;
+				}
+				ladder.add(candidate);
+				double with = held(sizes, ladder);
+				ladder.remove(candidate);
+				if (with < bestHeld) {
+					best = candidate;
+					bestHeld = with;
+				}
+			}
+			if (best == 0 || held - bestHeld < MIN_SAVING * lent) {
+				break;
+			}
+			ladder.add(best);
+			added.add(best);
+			held = bestHeld;
+		}
+		double currentHeld = held(sizes, new TreeSet<>(current));
+		return new PoolAdvice.Ladder(current, List.copyOf(ladder), added.stream().sorted().toList(),
+				(lent > 0) ? currentHeld / lent : 1, (lent > 0) ? held / lent : 1);
+	}
+
+	/**
+	 * The bytes the recorded requests would hold with these classes: a class's size up to the free lists'
+	 * limit, a 256-byte-aligned cut above it, the request's own size above the top class.
+	 */
+	private static double held(SizeHistogram sizes, TreeSet<Long> ladder) {
+		double held = 0;
+		for (int b = 0; b < SizeHistogram.BUCKETS; b++) {
+			long count = sizes.count(b);
+			if (count == 0) {
+				continue;
+			}
+			long size = (long) Math.ceil(sizes.meanSize(b));
+			Long classBytes = ladder.ceiling(size);
+			if (classBytes == null) {
+				held += sizes.bytes(b);
+			}
+			else if (classBytes <= StratifiedMemoryPool.FRONT_LIMIT) {
+				held += (double) count * classBytes;
+			}
+			else {
+				held += (double) count * Arena.spanSize(size);
+			}
+		}
+		return held;
+	}
+
+	private static List<PoolAdvice.Warm> warm(PoolHistory history) {
+		return history.classes()
+			.stream()
+			.filter((use) -> use.coldMisses() > 0)
+			.map((use) -> new PoolAdvice.Warm(use.classBytes(), use.peakInUse(), use.misses(), use.coldMisses(),
+					use.misses() - use.coldMisses()))
+			.sorted(Comparator.comparingLong(PoolAdvice.Warm::coldMisses).reversed())
+			.toList();
+	}
+
+	private static PoolAdvice.MaxCached maxCached(PoolHistory history) {
+		long advised = Math.max(MIB, (history.peakReservedBytes() + MIB - 1) / MIB * MIB);
+		double hitRate = (history.requests() > 0) ? (double) history.hits() / history.requests() : 0;
+		return new PoolAdvice.MaxCached(history.maxCachedBytes(), advised, hitRate,
+				history.maxCachedBytes() >= history.peakReservedBytes());
+	}
+
+}
