@@ -34,7 +34,7 @@ final class Ledger {
 
 	private final AtomicLongArray misses;
 
-	/** Per class, the most buffers reserved after a miss: the most the class had in use at once. */
+	/** Per class, the most buffers reserved when none was cached: the most the class had in use at once. */
 	private final AtomicLongArray peakBuffers;
 
 	/** Per class, the misses that raised {@link #peakBuffers}: those a warm-up would have served. */
@@ -167,11 +167,11 @@ final class Ledger {
 	}
 
 	/**
-	 * After a miss of the class has reserved its block: every buffer of the class is in use (none was
-	 * cached), so the buffers reserved are the class's use at that moment; a miss that raises the peak is
-	 * cold.
+	 * After a request of the class found no cached block and got one cut or allocated: every buffer of the
+	 * class is in use (none was cached), so the buffers reserved are the class's use at that moment. A
+	 * request that allocated ({@code allocated}) and raised the peak is a cold miss.
 	 */
-	void countUse(int classIndex) {
+	void countUse(int classIndex, boolean allocated) {
 		long buffers = this.reservedBuffers.get(classIndex);
 		long peak;
 		do {
@@ -181,7 +181,9 @@ final class Ledger {
 			}
 		}
 		while (!this.peakBuffers.compareAndSet(classIndex, peak, buffers));
-		this.coldMisses.incrementAndGet(classIndex);
+		if (allocated) {
+			this.coldMisses.incrementAndGet(classIndex);
+		}
 	}
 
 	long peakBuffers(int classIndex) {

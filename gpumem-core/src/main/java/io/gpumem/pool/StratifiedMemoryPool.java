@@ -281,6 +281,7 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		if (allocated) {
 			block = allocate(classIndex, size, maxWait.toNanos(), home);
 		}
+		this.ledger.countUse(classIndex, allocated);
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
 
@@ -637,7 +638,6 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 	private Block allocate(int classIndex, long size, long waitNanos, int home) {
 		this.ledger.countMiss(classIndex);
 		Block block = timedReserve(classIndex, size, waitNanos, home);
-		this.ledger.countUse(classIndex);
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this));
 		return block;
 	}

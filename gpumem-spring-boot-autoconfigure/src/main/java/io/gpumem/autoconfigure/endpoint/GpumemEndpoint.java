@@ -21,8 +21,10 @@ import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolAdvice;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHandler.Memory;
 import io.gpumem.pressure.PressureLevel;
@@ -31,7 +33,7 @@ import io.gpumem.pressure.PressureStatistics;
 /**
  * {@code /actuator/gpumem}: the backend, the primary device and its pressure, every device gpumem manages,
  * and every pool's statistics (a device other than the primary names its pools {@code device1.device});
- * trims all pools or one, down to a number of cached bytes. Read-only unless opened with
+ * a pool's advice on its settings; trims all pools or one, down to a number of cached bytes. Read-only unless opened with
  * {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every request that follows a
  * fresh allocation.
  */
@@ -80,6 +82,17 @@ public class GpumemEndpoint {
 	public @Nullable PoolDetail pool(@Selector String pool) {
 		MemoryPool found = this.pools.get(pool);
 		return (found != null) ? PoolDetail.of(found.statistics()) : null;
+	}
+
+	/**
+	 * {@code GET /actuator/gpumem/{pool}/advice}: the settings the pool's recorded use says would have done
+	 * better, each with the figure it predicts; {@code null} (404) for an unknown pool, one that records no
+	 * use (the reduction cache), or another path.
+	 */
+	@ReadOperation
+	public @Nullable PoolAdvice advice(@Selector String pool, @Selector String detail) {
+		return (detail.equals("advice") && this.pools.get(pool) instanceof StratifiedMemoryPool stratified)
+				? stratified.advice() : null;
 	}
 
 	/**

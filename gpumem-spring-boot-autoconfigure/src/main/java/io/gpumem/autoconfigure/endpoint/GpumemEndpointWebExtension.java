@@ -10,10 +10,11 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.PoolDetail;
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.TrimResult;
+import io.gpumem.pool.PoolAdvice;
 
 /**
- * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads and trims alike (as Boot's
- * caches endpoint).
+ * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads, advice and trims alike (as
+ * Boot's caches endpoint).
  */
 @EndpointWebExtension(endpoint = GpumemEndpoint.class)
 public class GpumemEndpointWebExtension {
@@ -27,6 +28,11 @@ public class GpumemEndpointWebExtension {
 	@ReadOperation
 	public WebEndpointResponse<PoolDetail> pool(@Selector String pool) {
 		return found(this.delegate.pool(pool));
+	}
+
+	@ReadOperation
+	public WebEndpointResponse<PoolAdvice> advice(@Selector String pool, @Selector String detail) {
+		return found(this.delegate.advice(pool, detail));
 	}
 
 	@WriteOperation

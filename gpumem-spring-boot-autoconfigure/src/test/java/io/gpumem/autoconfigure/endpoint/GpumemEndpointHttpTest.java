@@ -1,5 +1,8 @@
 package io.gpumem.autoconfigure.endpoint;
 
+import java.util.ArrayList;
+import java.util.List;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.beans.factory.annotation.Autowired;
@@ -115,6 +118,34 @@ class GpumemEndpointHttpTest {
 				.jsonPath("$.segments.fragmentation").isEqualTo(1 - (double) (1L << 20) / (3L << 19));
 		}
 		this.devicePool.trim(0);
+	}
+
+	@Test
+	void advisesAPoolFromItsRecordedUse() {
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 6; i++) {
+			held.add(this.devicePool.acquire(700_000));
+		}
+		held.forEach(PooledBuffer::close);
+		this.client.get()
+			.uri("/actuator/gpumem/device/advice")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.pool").isEqualTo("device")
+			.jsonPath("$.requests").isNumber()
+			.jsonPath("$.ladder.current.length()").isEqualTo(71)
+			.jsonPath("$.ladder.advised").isArray()
+			.jsonPath("$.ladder.added").isArray()
+			.jsonPath("$.ladder.heldPerLent").isNumber()
+			.jsonPath("$.ladder.predictedHeldPerLent").isNumber()
+			.jsonPath("$.warm[?(@.classBytes == 786432)].count").isEqualTo(List.of(6))
+			.jsonPath("$.maxCached.advised").isNumber()
+			.jsonPath("$.maxCached.keepsHitRate").isEqualTo(true);
+		this.client.get().uri("/actuator/gpumem/nope/advice").exchange().expectStatus().isNotFound();
+		this.client.get().uri("/actuator/gpumem/device/other").exchange().expectStatus().isNotFound();
+		this.client.get().uri("/actuator/gpumem/reduction/advice").exchange().expectStatus().isNotFound();
 	}
 
 	@Test
