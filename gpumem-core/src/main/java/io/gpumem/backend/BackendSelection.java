@@ -63,24 +63,12 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 		if (device < 0) {
 			throw new InvalidSettingException("device", device, "must be 0 or more");
 		}
-		Supplier<? extends CudaDriver> loader = (driver != null) ? driver : CudaProbe::jcuda;
-		BackendSelection selection = switch (type) {
-			case HOST -> host(0, hostCapacityBytes, hostPinnedCapacityBytes, "the host backend was configured", null);
-			case CUDA -> {
-				CudaProbeResult probe = CudaProbe.probe(device, loader);
-				if (!probe.usable()) {
-					throw new CudaUnavailableException(probe);
-				}
-				yield cuda(device, loader, probe, "the CUDA backend was configured: " + probe.reason());
-			}
-			case AUTO -> {
-				CudaProbeResult probe = CudaProbe.probe(device, loader);
-				yield probe.usable() ? cuda(device, loader, probe, "a usable CUDA device was found: " + probe.reason())
-						: host(0, hostCapacityBytes, hostPinnedCapacityBytes, "no usable CUDA device: " + probe.reason(),
-								probe);
-			}
-		};
-		logger.log(Level.INFO, "gpumem uses the {0} ({1})", selection.backend().describe(), selection.reason());
+		Supplier<? extends CudaDriver> loader = loader(driver);
+		CudaProbeResult probe = probe(type, device, loader);
+		BackendSelection selection = (probe != null && probe.usable())
+				? new BackendSelection(CudaBackend.open(loader.get(), device), cudaReason(type, probe), probe)
+				: host(0, hostCapacityBytes, hostPinnedCapacityBytes, hostReason(probe), probe);
+		log(selection);
 		return selection;
 	}
 
@@ -96,30 +84,25 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 	public static List<BackendSelection> selectAll(BackendType type, DeviceSelection devices, long hostCapacityBytes,
 			long hostPinnedCapacityBytes, int hostDevices, Supplier<? extends CudaDriver> driver) {
 		Objects.requireNonNull(type, "backend type");
-		Supplier<? extends CudaDriver> loader = (driver != null) ? driver : CudaProbe::jcuda;
-		CudaProbeResult probe = (type != BackendType.HOST) ? CudaProbe.probe(devices.first(), loader) : null;
-		if (type == BackendType.CUDA && !probe.usable()) {
-			throw new CudaUnavailableException(probe);
-		}
+		Supplier<? extends CudaDriver> loader = loader(driver);
+		CudaProbeResult probe = probe(type, devices.first(), loader);
 		List<BackendSelection> opened = new ArrayList<>();
 		try {
 			if (probe != null && probe.usable()) {
 				CudaDriver cuda = loader.get();
 				cuda.init();
 				int count = cuda.deviceCount();
-				String reason = ((type == BackendType.CUDA) ? "the CUDA backend was configured: "
-						: "a usable CUDA device was found: ") + probe.reason();
+				String reason = cudaReason(type, probe);
 				for (int ordinal : devices.resolve(count, "the CUDA driver found " + count + " device(s)")) {
-					opened.add(new BackendSelection(CudaBackend.open(cuda, ordinal),
-							(ordinal == devices.first()) ? reason : "as device " + devices.first() + ": " + reason, probe));
+					String why = (ordinal == devices.first()) ? reason : "as device " + devices.first() + ": " + reason;
+					opened.add(new BackendSelection(CudaBackend.open(cuda, ordinal), why, probe));
 				}
 			}
 			else {
 				if (hostDevices < 1) {
 					throw new InvalidSettingException("host.devices", hostDevices, "must be 1 or more");
 				}
-				String reason = (type == BackendType.HOST) ? "the host backend was configured"
-						: "no usable CUDA device: " + probe.reason();
+				String reason = hostReason(probe);
 				int emulated = Math.max(hostDevices, devices.needs());
 				for (int ordinal : devices.resolve(emulated, "the host backend emulates " + emulated + " device(s)")) {
 					opened.add(host(ordinal, hostCapacityBytes, hostPinnedCapacityBytes, reason, probe));
@@ -130,15 +113,38 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 			opened.forEach((selection) -> selection.backend().close());
 			throw ex;
 		}
-		opened.forEach((selection) -> logger.log(Level.INFO, "gpumem uses the {0} ({1})",
-				selection.backend().describe(), selection.reason()));
+		opened.forEach(BackendSelection::log);
 		return opened;
 	}
 
-	/** Opens the device the probe found usable, through the same driver, without probing again. */
-	private static BackendSelection cuda(int device, Supplier<? extends CudaDriver> loader, CudaProbeResult probe,
-			String reason) {
-		return new BackendSelection(CudaBackend.open(loader.get(), device), reason, probe);
+	private static Supplier<? extends CudaDriver> loader(Supplier<? extends CudaDriver> driver) {
+		return (driver != null) ? driver : CudaProbe::jcuda;
+	}
+
+	/** The probe of {@code device}, none for the host backend; a CUDA backend asked for must find it usable. */
+	private static CudaProbeResult probe(BackendType type, int device, Supplier<? extends CudaDriver> loader) {
+		if (type == BackendType.HOST) {
+			return null;
+		}
+		CudaProbeResult probe = CudaProbe.probe(device, loader);
+		if (type == BackendType.CUDA && !probe.usable()) {
+			throw new CudaUnavailableException(probe);
+		}
+		return probe;
+	}
+
+	private static String cudaReason(BackendType type, CudaProbeResult probe) {
+		return ((type == BackendType.CUDA) ? "the CUDA backend was configured: " : "a usable CUDA device was found: ")
+				+ probe.reason();
+	}
+
+	/** Why the host backend: it was asked for ({@code probe} null), or the probe found no usable device. */
+	private static String hostReason(CudaProbeResult probe) {
+		return (probe == null) ? "the host backend was configured" : "no usable CUDA device: " + probe.reason();
+	}
+
+	private static void log(BackendSelection selection) {
+		logger.log(Level.INFO, "gpumem uses the {0} ({1})", selection.backend().describe(), selection.reason());
 	}
 
 	private static BackendSelection host(int ordinal, long capacityBytes, long pinnedCapacityBytes, String reason,

@@ -67,11 +67,6 @@ public final class DeviceSelection {
 		return of(ordinals);
 	}
 
-	/** Whether every device is selected. */
-	public boolean isAll() {
-		return this.ordinals == null;
-	}
-
 	/**
 	 * The ordinals selected of a backend with {@code available} devices.
 	 * @param backend the backend in words, for the error, as in {@code the CUDA driver found 2 device(s)}

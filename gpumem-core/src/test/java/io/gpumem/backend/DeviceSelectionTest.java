@@ -15,7 +15,7 @@ class DeviceSelectionTest {
 	@Test
 	void allSelectsEveryDeviceTheBackendHas() {
 		DeviceSelection all = DeviceSelection.parse(List.of(" ALL "));
-		assertThat(all.isAll()).isTrue();
+		assertThat(all).hasToString("all");
 		assertThat(all.resolve(3, "3 devices")).containsExactly(0, 1, 2);
 		assertThat(all.first()).isZero();
 	}

@@ -126,9 +126,11 @@ final class DeviceParts {
 
 	/**
 	 * Every part of a device other than the primary, as the properties enable them for the primary, named
-	 * after the device; what was built is closed again when a part fails.
+	 * after the device, its pressure handler with the primary's {@code thresholds}; what was built is closed
+	 * again when a part fails.
 	 */
-	GpuDevice secondary(GpuBackend backend, ApplicationEventPublisher events, List<PressureListener> callbacks) {
+	GpuDevice secondary(GpuBackend backend, PressureThresholds thresholds, ApplicationEventPublisher events,
+			List<PressureListener> callbacks) {
 		int ordinal = backend.deviceId();
 		Deque<AutoCloseable> built = new ArrayDeque<>();
 		try {
@@ -154,7 +156,7 @@ final class DeviceParts {
 				pools.add(unifiedPool);
 			}
 			if (this.properties.getPressure().isEnabled()) {
-				device.pressure(built(built, pressureHandler(backend, pools, thresholds(), events, callbacks)));
+				device.pressure(built(built, pressureHandler(backend, pools, thresholds, events, callbacks)));
 			}
 			return device.build();
 		}

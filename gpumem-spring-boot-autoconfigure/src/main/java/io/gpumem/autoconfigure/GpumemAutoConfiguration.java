@@ -154,7 +154,7 @@ public final class GpumemAutoConfiguration {
 	/** The devices after the primary, each with every part of its own, named after it. */
 	@Bean
 	SecondaryDevices gpumemSecondaryDevices(ObjectProvider<GpumemBackends> backends, GpumemProperties properties,
-			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment,
+			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment, PressureThresholds thresholds,
 			ApplicationEventPublisher events, ObjectProvider<PressureListener> callbacks) {
 		GpumemBackends opened = backends.getIfAvailable();
 		if (opened == null) {
@@ -164,7 +164,8 @@ public final class GpumemAutoConfiguration {
 		List<PressureListener> listeners = callbacks.orderedStream().toList();
 		List<GpuDevice> devices = new ArrayList<>();
 		try {
-			opened.secondaries().forEach((backend) -> devices.add(parts.secondary(backend, events, listeners)));
+			opened.secondaries()
+				.forEach((backend) -> devices.add(parts.secondary(backend, thresholds, events, listeners)));
 		}
 		catch (RuntimeException ex) {
 			devices.forEach(GpuDevice::close);

@@ -33,9 +33,9 @@ import io.gpumem.pressure.PressureStatistics;
 /**
  * {@code /actuator/gpumem}: the backend, the primary device and its pressure, every device gpumem manages,
  * and every pool's statistics (a device other than the primary names its pools {@code device1.device});
- * a pool's advice on its settings; trims all pools or one, down to a number of cached bytes. Read-only unless opened with
- * {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every request that follows a
- * fresh allocation.
+ * a pool's advice on its settings; trims all pools or one, down to a number of cached bytes. Read-only
+ * unless opened with {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every
+ * request that follows a fresh allocation.
  */
 @Endpoint(id = "gpumem", defaultAccess = Access.READ_ONLY)
 public class GpumemEndpoint {
