@@ -37,6 +37,11 @@ public abstract class AllocatorDecorator implements MemoryAllocator {
 	}
 
 	@Override
+	public boolean streamOrdered() {
+		return this.upstream.streamOrdered();
+	}
+
+	@Override
 	public MemoryInfo memoryInfo() {
 		return this.upstream.memoryInfo();
 	}

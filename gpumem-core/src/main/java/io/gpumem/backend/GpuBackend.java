@@ -1,5 +1,7 @@
 package io.gpumem.backend;
 
+import java.util.Optional;
+
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -22,6 +24,14 @@ public interface GpuBackend extends AutoCloseable {
 
 	/** The allocator for one kind of memory. */
 	MemoryAllocator allocator(MemoryKind kind);
+
+	/**
+	 * The device's stream-ordered allocator of DEVICE memory (CUDA's {@code cuMemAllocAsync} family),
+	 * made on the first call and closed with the backend; empty where the backend has none.
+	 */
+	default Optional<MemoryAllocator> streamOrderedAllocator() {
+		return Optional.empty();
+	}
 
 	/** Free and total bytes of the device. */
 	MemoryInfo memoryInfo();

@@ -67,13 +67,12 @@ final class CudaAllocator implements MemoryAllocator {
 				throw ex;
 			}
 		}
-		return new CudaDeviceAllocation(this.device, this.kind, pointer, bytes);
+		return new CudaDeviceAllocation(this, this.device, this.kind, pointer, bytes);
 	}
 
 	@Override
 	public void free(Allocation allocation) {
-		if (allocation instanceof CudaDeviceAllocation block && block.device() == this.device
-				&& block.kind() == this.kind) {
+		if (allocation instanceof CudaDeviceAllocation block && block.allocator() == this) {
 			Object pointer = block.markFreed();
 			this.device.bind().freeDevice(pointer);
 		}

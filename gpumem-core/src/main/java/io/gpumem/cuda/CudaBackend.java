@@ -2,6 +2,7 @@ package io.gpumem.cuda;
 
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.gpumem.backend.GpuBackend;
@@ -24,6 +25,8 @@ public final class CudaBackend implements GpuBackend {
 	private final boolean concurrentManagedAccess;
 
 	private final Map<MemoryKind, MemoryAllocator> allocators = new EnumMap<>(MemoryKind.class);
+
+	private CudaAsyncAllocator streamOrdered;
 
 	/** Whether each peer device asked about can be reached directly, with access enabled both ways. */
 	private final Map<CudaDevice, Boolean> peers = new ConcurrentHashMap<>();
@@ -87,6 +90,15 @@ public final class CudaBackend implements GpuBackend {
 	@Override
 	public MemoryAllocator allocator(MemoryKind kind) {
 		return this.allocators.get(kind);
+	}
+
+	/** The device's stream-ordered pool ({@link CudaAsyncAllocator}), created on the first call. */
+	@Override
+	public synchronized Optional<MemoryAllocator> streamOrderedAllocator() {
+		if (this.streamOrdered == null) {
+			this.streamOrdered = new CudaAsyncAllocator(this.device);
+		}
+		return Optional.of(this.streamOrdered);
 	}
 
 	CudaDevice device() {
@@ -162,10 +174,17 @@ public final class CudaBackend implements GpuBackend {
 				+ ")";
 	}
 
-	/** Releases the primary context; a second call does nothing. */
+	/** Destroys the stream-ordered pool, if one was made, and releases the primary context; a second call does nothing. */
 	@Override
-	public void close() {
-		this.device.release();
+	public synchronized void close() {
+		try {
+			if (this.streamOrdered != null) {
+				this.streamOrdered.close();
+			}
+		}
+		finally {
+			this.device.release();
+		}
 	}
 
 	@Override

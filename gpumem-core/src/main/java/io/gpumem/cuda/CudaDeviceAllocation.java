@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 
 /**
@@ -29,18 +30,26 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 
 	private final boolean slice;
 
-	CudaDeviceAllocation(CudaDevice device, MemoryKind kind, Object pointer, long size) {
-		this(device, kind, pointer, size, new AtomicBoolean(), false);
+	private final MemoryAllocator allocator;
+
+	CudaDeviceAllocation(MemoryAllocator allocator, CudaDevice device, MemoryKind kind, Object pointer, long size) {
+		this(allocator, device, kind, pointer, size, new AtomicBoolean(), false);
 	}
 
-	private CudaDeviceAllocation(CudaDevice device, MemoryKind kind, Object pointer, long size, AtomicBoolean freed,
-			boolean slice) {
+	private CudaDeviceAllocation(MemoryAllocator allocator, CudaDevice device, MemoryKind kind, Object pointer,
+			long size, AtomicBoolean freed, boolean slice) {
+		this.allocator = allocator;
 		this.device = device;
 		this.kind = kind;
 		this.pointer = pointer;
 		this.size = size;
 		this.freed = freed;
 		this.slice = slice;
+	}
+
+	/** The allocator that made the block, the only one that may free it. */
+	MemoryAllocator allocator() {
+		return this.allocator;
 	}
 
 	@Override
@@ -112,8 +121,8 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 	@Override
 	public Allocation slice(long byteOffset, long bytes) {
 		checkNotFreed();
-		return new CudaDeviceAllocation(this.device, this.kind, this.device.bind().offset(this.pointer, byteOffset),
-				bytes, this.freed, true);
+		return new CudaDeviceAllocation(this.allocator, this.device, this.kind,
+				this.device.bind().offset(this.pointer, byteOffset), bytes, this.freed, true);
 	}
 
 	/** Marks the block freed and answers its pointer for the driver to free. */

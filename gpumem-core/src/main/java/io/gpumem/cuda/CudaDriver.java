@@ -65,6 +65,24 @@ public interface CudaDriver {
 	/** {@code cuMemAlloc}. */
 	Object allocateDevice(long bytes);
 
+	/**
+	 * {@code cuMemPoolCreate}: a stream-ordered pool of pinned device memory located on {@code device}, as
+	 * the device's default pool is; its release threshold is 0, which JCuda cannot change.
+	 */
+	Object createMemoryPool(int device);
+
+	/** {@code cuMemAllocFromPoolAsync}: {@code bytes} from {@code pool}, available in {@code stream}'s order. */
+	Object allocateFromPool(Object pool, long bytes, Object stream);
+
+	/** {@code cuMemFreeAsync}: gives a pool allocation back to its pool in {@code stream}'s order. */
+	void freeAsync(Object pointer, Object stream);
+
+	/** {@code cuMemPoolTrimTo}: releases the pool's unused memory to the device until it holds at most {@code keepBytes}. */
+	void trimMemoryPool(Object pool, long keepBytes);
+
+	/** {@code cuMemPoolDestroy}. */
+	void destroyMemoryPool(Object pool);
+
 	/** {@code cuMemAllocManaged} attached globally. */
 	Object allocateManaged(long bytes);
 

@@ -134,6 +134,10 @@ final class CudaStream implements GpuStream {
 		}
 	}
 
+	CudaDevice device() {
+		return this.device;
+	}
+
 	/**
 	 * The native stream, for work enqueued on {@code device} by a caller that makes its context current.
 	 * @throws IllegalArgumentException if this stream belongs to another device

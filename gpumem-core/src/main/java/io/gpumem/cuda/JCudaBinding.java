@@ -13,7 +13,13 @@ import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUmemAllocationHandleType;
+import jcuda.driver.CUmemAllocationType;
 import jcuda.driver.CUmemAttach_flags;
+import jcuda.driver.CUmemLocation;
+import jcuda.driver.CUmemLocationType;
+import jcuda.driver.CUmemPoolProps;
+import jcuda.driver.CUmemoryPool;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
@@ -116,6 +122,40 @@ final class JCudaBinding implements CudaDriver {
 		CUdeviceptr pointer = new CUdeviceptr();
 		check(JCudaDriver.cuMemAlloc(pointer, bytes), "cuMemAlloc");
 		return pointer;
+	}
+
+	@Override
+	public Object createMemoryPool(int device) {
+		CUmemPoolProps properties = new CUmemPoolProps();
+		properties.allocType = CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED;
+		properties.handleTypes = CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE;
+		properties.location = new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, device);
+		CUmemoryPool pool = new CUmemoryPool();
+		check(JCudaDriver.cuMemPoolCreate(pool, properties), "cuMemPoolCreate");
+		return pool;
+	}
+
+	@Override
+	public Object allocateFromPool(Object pool, long bytes, Object stream) {
+		CUdeviceptr pointer = new CUdeviceptr();
+		check(JCudaDriver.cuMemAllocFromPoolAsync(pointer, bytes, (CUmemoryPool) pool, stream(stream)),
+				"cuMemAllocFromPoolAsync");
+		return pointer;
+	}
+
+	@Override
+	public void freeAsync(Object pointer, Object stream) {
+		check(JCudaDriver.cuMemFreeAsync((CUdeviceptr) pointer, stream(stream)), "cuMemFreeAsync");
+	}
+
+	@Override
+	public void trimMemoryPool(Object pool, long keepBytes) {
+		check(JCudaDriver.cuMemPoolTrimTo((CUmemoryPool) pool, keepBytes), "cuMemPoolTrimTo");
+	}
+
+	@Override
+	public void destroyMemoryPool(Object pool) {
+		check(JCudaDriver.cuMemPoolDestroy((CUmemoryPool) pool), "cuMemPoolDestroy");
 	}
 
 	@Override

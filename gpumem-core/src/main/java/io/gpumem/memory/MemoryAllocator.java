@@ -23,6 +23,16 @@ public interface MemoryAllocator {
 	 */
 	void free(Allocation allocation);
 
+	/**
+	 * Whether this allocator hands out blocks in a stream's order, of a pool that does its own carving
+	 * (CUDA's stream-ordered allocator): a pool over it takes a block of its own for every buffer rather
+	 * than cutting buffers from shared segments, so that a block made ready in one request's stream is
+	 * lent to that request only.
+	 */
+	default boolean streamOrdered() {
+		return false;
+	}
+
 	/** Free and total bytes of the device behind this allocator. */
 	MemoryInfo memoryInfo();
 

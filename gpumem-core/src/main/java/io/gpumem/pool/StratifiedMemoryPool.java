@@ -18,6 +18,7 @@ import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
+import io.gpumem.stream.StreamOrder;
 
 /**
  * A pool of buffers over any {@link MemoryAllocator}, whose memory it holds in segments and lends in
@@ -27,7 +28,8 @@ import io.gpumem.stream.GpuStream;
  * {@link PoolConfig#segmentBytes()} ({@link Arena}): best fit, split when larger than asked, coalesced
  * with its free neighbours when freed, so that memory freed by one size serves any other. A segment goes
  * back to the allocator only whole (by a trim, or beyond {@code maxCachedBytes}), so a trim reports
- * exactly what the allocator got back.
+ * exactly what the allocator got back. Over a {@linkplain MemoryAllocator#streamOrdered() stream-ordered}
+ * allocator, whose pool does its own carving, every block is a segment of its own.
  * Requests up to {@value #FRONT_LIMIT} bytes round up to their class; larger ones are cut to their size
  * (to {@value Arena#ALIGNMENT} bytes) and counted in their class. A miss is a request that made the pool
  * allocate.
@@ -166,7 +168,8 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		this.idleTrimNanos = (config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0;
 		this.maxWait = config.maxWait();
 		this.freeLists = new FreeLists(classes, config.stripes());
-		this.ledger = new Ledger(allocator, classes, config.segmentBytes(), () -> this.clock);
+		this.ledger = new Ledger(allocator, classes, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
+				() -> this.clock);
 		this.retry = new OutOfMemoryRetry(config.oomRetries());
 		this.leaks = new LeakWatch(config.leakDetection());
 		long start = System.nanoTime();
@@ -283,6 +286,20 @@ public final class StratifiedMemoryPool implements MemoryPool, AutoCloseable {
 		}
 		this.ledger.countUse(classIndex, allocated);
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
+	}
+
+	/**
+	 * Lends a buffer of {@code bytes} bytes, as {@link #acquire(long)} does, ordered on {@code stream}: over a
+	 * stream-ordered allocator a block allocated for it is ready in that stream's order, with no wait on the
+	 * host ({@link StreamOrder}); use the buffer on that stream.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive
+	 * @throws IllegalStateException if the pool is closed
+	 * @throws GpuOutOfMemoryException if no memory could be had, even after trimming and waiting
+	 */
+	public PooledBuffer acquire(long bytes, GpuStream stream) {
+		try (StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
+			return acquire(bytes, this.maxWait);
+		}
 	}
 
 	/**

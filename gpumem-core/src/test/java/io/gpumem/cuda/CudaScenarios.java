@@ -131,6 +131,31 @@ abstract class CudaScenarios {
 	}
 
 	@Test
+	void theStreamOrderedPoolLendsOnTheRequestsStreamAndGivesBackOnTrim() {
+		CudaAsyncAllocator ordered = (CudaAsyncAllocator) this.backend.streamOrderedAllocator().orElseThrow();
+		int[] values = this.random.ints(100_000).toArray();
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(ordered,
+				PoolConfig.builder("async").sizeClasses(LADDER).build());
+				GpuStream stream = this.backend.createStream();
+				PooledBuffer staging = this.pinned.acquire(4L * values.length)) {
+			try (PooledBuffer onStream = pool.acquire(4L * values.length, stream);
+					PooledBuffer anywhere = pool.acquire(4L * values.length)) {
+				anywhere.copyFrom(values);
+				stream.copy(anywhere, onStream);
+				stream.copy(onStream, staging);
+				stream.synchronize();
+				int[] back = new int[values.length];
+				staging.copyTo(back);
+				assertThat(back).isEqualTo(values);
+			}
+			assertThat(ordered.streamOrderedAllocations()).isEqualTo(1);
+			assertThat(ordered.allocatedBytes()).isEqualTo(pool.reservedBytes()).isPositive();
+			assertThat(pool.trim(0)).isEqualTo(2 * pool.blockSize(4L * values.length));
+			assertThat(ordered.allocatedBytes()).isZero();
+		}
+	}
+
+	@Test
 	void unwrapsTheDevicePointerForKernels() {
 		try (PooledBuffer buffer = this.device.acquire(1000)) {
 			assertThat(buffer.unwrap(devicePointerType())).isNotNull();

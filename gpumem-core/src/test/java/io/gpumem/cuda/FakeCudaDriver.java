@@ -50,6 +50,15 @@ import io.gpumem.memory.MemoryInfo;
  * stream's work (and the blocking streams' before it) runs first.</li>
  * <li><b>Events</b> complete when the work captured by their record has run; querying one runs nothing.</li>
  * <li><b>{@code cuMemFree}</b> synchronizes the device: all pending work runs before the memory goes.</li>
+ * <li><b>Stream-ordered pools</b> ({@code cuMemPoolCreate}, {@code cuMemAllocFromPoolAsync},
+ * {@code cuMemFreeAsync}, {@code cuMemPoolTrimTo}): a pool reserves device memory as its allocations need
+ * it and keeps what they free. {@code cuMemFreeAsync} is stream work: the block is free once the stream
+ * has run it; an allocation on the same stream may take it before ("memory can be reused in stream
+ * order"), one on another stream only after. The pool's release threshold is 0, the default JCuda cannot
+ * change: "the allocator will try to release memory back to the OS on the next call to stream, event or
+ * context synchronize", so every synchronization of the device's work releases every free block, as
+ * {@code cuMemPoolTrimTo} releases them down to its target. A pool pointer freed with {@code cuMemFree}
+ * is refused.</li>
  * <li><b>Kernels</b>: {@code cuModuleLoadData} reads the PTX's {@code .entry} names and parameter types;
  * a launch runs the Java body bound to the entry's name with {@link #kernel(String, FakeKernel)}, as stream
  * work, its arguments checked against the PTX parameters ({@code .u64} a device pointer or a long,
@@ -117,6 +126,8 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private final Map<Integer, FakeContext> contexts = new ConcurrentHashMap<>();
 
+	private final Set<FakeMemoryPool> pools = ConcurrentHashMap.newKeySet();
+
 	private final ThreadLocal<Object> current = new ThreadLocal<>();
 
 	public FakeCudaDriver(long capacity) {
@@ -167,6 +178,18 @@ public final class FakeCudaDriver implements CudaDriver {
 	/** Device memory allocated on one device. */
 	public long usedBytes(int device) {
 		return used(device).get();
+	}
+
+	/** Device memory the stream-ordered pools hold and their allocations do not use: what a release would give back. */
+	long poolFreeBytes() {
+		synchronized (this.engine) {
+			return this.pools.stream().mapToLong(FakeMemoryPool::freeBytes).sum();
+		}
+	}
+
+	/** Times a stream-ordered pool reserved device memory for an allocation: the pool's own fresh allocations. */
+	int poolReservations() {
+		return calls("pool reservation");
 	}
 
 	int liveAllocations() {
@@ -274,6 +297,86 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	@Override
+	public Object createMemoryPool(int device) {
+		String call = "cuMemPoolCreate";
+		requireContext(call);
+		checkDevice(device, call);
+		FakeMemoryPool pool = new FakeMemoryPool(device);
+		this.pools.add(pool);
+		return pool;
+	}
+
+	@Override
+	public Object allocateFromPool(Object pool, long bytes, Object stream) {
+		String call = "cuMemAllocFromPoolAsync";
+		FakeMemoryPool from = (FakeMemoryPool) pool;
+		FakeStream on = stream(call, requireContext(call), stream);
+		if (!this.pools.contains(from) || on.device != from.device || bytes <= 0) {
+			fail(call, INVALID_VALUE);
+		}
+		if (this.refusals.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+			fail(call, CudaException.OUT_OF_MEMORY);
+		}
+		Block block;
+		synchronized (this.engine) {
+			block = from.reuse(bytes, on);
+		}
+		if (block == null) {
+			charge(call, from.device, bytes);
+			count("pool reservation");
+			block = new Block(ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder()), from.device, from);
+			synchronized (this.engine) {
+				from.reserved += bytes;
+			}
+		}
+		this.live.add(block);
+		return new FakePointer(block, 0);
+	}
+
+	@Override
+	public void freeAsync(Object pointer, Object stream) {
+		String call = "cuMemFreeAsync";
+		FakeStream on = stream(call, requireContext(call), stream);
+		FakePointer freed = (FakePointer) pointer;
+		Block block = freed.block;
+		if (freed.offset != 0 || block.pool == null || !this.live.remove(block)) {
+			fail(call, INVALID_VALUE);
+		}
+		synchronized (this.engine) {
+			block.pendingOn = on;
+			block.pool.free.add(block);
+		}
+		enqueue(call, on, () -> block.pendingOn = null);
+	}
+
+	@Override
+	public void trimMemoryPool(Object pool, long keepBytes) {
+		String call = "cuMemPoolTrimTo";
+		requireContext(call);
+		FakeMemoryPool trimmed = (FakeMemoryPool) pool;
+		if (!this.pools.contains(trimmed)) {
+			fail(call, INVALID_VALUE);
+		}
+		synchronized (this.engine) {
+			release(trimmed, keepBytes);
+		}
+	}
+
+	@Override
+	public void destroyMemoryPool(Object pool) {
+		String call = "cuMemPoolDestroy";
+		requireContext(call);
+		FakeMemoryPool destroyed = (FakeMemoryPool) pool;
+		if (!this.pools.remove(destroyed)) {
+			fail(call, INVALID_VALUE);
+		}
+		synchronized (this.engine) {
+			this.streams.forEach(this::runAll);
+			release(destroyed, 0);
+		}
+	}
+
+	@Override
 	public Object allocateManaged(long bytes) {
 		return allocate("cuMemAllocManaged", bytes, true);
 	}
@@ -322,7 +425,9 @@ public final class FakeCudaDriver implements CudaDriver {
 		count("cuMemcpyDtoH");
 		ByteBuffer source = region("cuMemcpyDtoH", device, bytes);
 		synchronized (this.engine) {
-			runAll(legacy(currentDevice("cuMemcpyDtoH")));
+			int current = currentDevice("cuMemcpyDtoH");
+			runAll(legacy(current));
+			released(current);
 		}
 		ByteBufferAccess.copyOut(source, 0, array, (int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()),
 				type);
@@ -397,6 +502,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		FakeStream synchronizing = stream("cuStreamSynchronize", requireContext("cuStreamSynchronize"), stream);
 		synchronized (this.engine) {
 			runAll(synchronizing);
+			released(synchronizing.device);
 		}
 	}
 
@@ -437,6 +543,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		synchronized (this.engine) {
 			if (recorded.stream != null) {
 				runUntil(recorded.stream, recorded.sequence);
+				released(recorded.stream.device);
 			}
 		}
 	}
@@ -527,20 +634,42 @@ public final class FakeCudaDriver implements CudaDriver {
 			fail(call, CudaException.OUT_OF_MEMORY);
 		}
 		if (device) {
-			AtomicLong charged = used(ordinal);
-			long now;
-			do {
-				now = charged.get();
-				if (bytes > this.capacity - now) {
-					fail(call, CudaException.OUT_OF_MEMORY);
-				}
-			}
-			while (!charged.compareAndSet(now, now + bytes));
+			charge(call, ordinal, bytes);
 		}
 		Block block = new Block(ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder()),
-				device ? ordinal : -1);
+				device ? ordinal : -1, null);
 		this.live.add(block);
 		return new FakePointer(block, 0);
+	}
+
+	/** Takes {@code bytes} of the device's capacity, or fails with {@code CUDA_ERROR_OUT_OF_MEMORY}. */
+	private void charge(String call, int device, long bytes) {
+		AtomicLong charged = used(device);
+		long now;
+		do {
+			now = charged.get();
+			if (bytes > this.capacity - now) {
+				fail(call, CudaException.OUT_OF_MEMORY);
+			}
+		}
+		while (!charged.compareAndSet(now, now + bytes));
+	}
+
+	/** Gives the pool's free blocks whose free has run back to the device until it holds at most {@code keepBytes}; holds the engine. */
+	private void release(FakeMemoryPool pool, long keepBytes) {
+		for (var it = pool.free.iterator(); it.hasNext() && pool.reserved > keepBytes;) {
+			Block block = it.next();
+			if (block.pendingOn == null) {
+				it.remove();
+				pool.reserved -= block.memory.capacity();
+				used(pool.device).addAndGet(-block.memory.capacity());
+			}
+		}
+	}
+
+	/** What a synchronization does after running work: the device's pools release their free memory (threshold 0); holds the engine. */
+	private void released(int device) {
+		this.pools.stream().filter((pool) -> pool.device == device).forEach((pool) -> release(pool, 0));
 	}
 
 	private void free(String call, Object pointer, boolean device) {
@@ -548,10 +677,12 @@ public final class FakeCudaDriver implements CudaDriver {
 		synchronized (this.engine) {
 			this.streams.forEach(this::runAll);
 			this.legacy.values().forEach(this::runAll);
+			released(ordinal);
 		}
 		FakePointer block = (FakePointer) pointer;
 		int owner = device ? ordinal : -1;
-		if (block.offset != 0 || block.block.ordinal != owner || !this.live.remove(block.block)) {
+		if (block.offset != 0 || block.block.ordinal != owner || block.block.pool != null
+				|| !this.live.remove(block.block)) {
 			fail(call, INVALID_VALUE);
 		}
 		if (device) {
@@ -738,16 +869,64 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	}
 
-	/** One allocation's memory and the device it is on (-1: pinned host memory); equal only to itself, as an allocation is. */
+	/**
+	 * One allocation's memory and the device it is on (-1: pinned host memory), and the stream-ordered pool
+	 * it is from, if any; equal only to itself, as an allocation is.
+	 */
 	static final class Block {
 
 		final ByteBuffer memory;
 
 		final int ordinal;
 
-		Block(ByteBuffer memory, int ordinal) {
+		final FakeMemoryPool pool;
+
+		/** The stream whose {@code cuMemFreeAsync} of this block has not run yet; null once it has. */
+		FakeStream pendingOn;
+
+		Block(ByteBuffer memory, int ordinal, FakeMemoryPool pool) {
 			this.memory = memory;
 			this.ordinal = ordinal;
+			this.pool = pool;
+		}
+
+	}
+
+	/** A stream-ordered pool: the device memory it reserved, and its free blocks, oldest free first. */
+	static final class FakeMemoryPool {
+
+		final int device;
+
+		final List<Block> free = new ArrayList<>();
+
+		long reserved;
+
+		FakeMemoryPool(int device) {
+			this.device = device;
+		}
+
+		/**
+		 * The smallest free block of at least {@code bytes} and less than twice that (the fake splits no
+		 * block) that an allocation on {@code stream} may take: one whose free has run, or one freed on
+		 * that stream; null when there is none. Holds the engine.
+		 */
+		Block reuse(long bytes, FakeStream stream) {
+			Block best = null;
+			for (Block block : this.free) {
+				long size = block.memory.capacity();
+				if (size >= bytes && size < 2 * bytes && (block.pendingOn == null || block.pendingOn == stream)
+						&& (best == null || size < best.memory.capacity())) {
+					best = block;
+				}
+			}
+			if (best != null) {
+				this.free.remove(best);
+			}
+			return best;
+		}
+
+		long freeBytes() {
+			return this.free.stream().mapToLong((block) -> block.memory.capacity()).sum();
 		}
 
 	}
