@@ -1,7 +1,5 @@
 package io.gpumem.backend;
 
-import java.util.Optional;
-
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -26,12 +24,10 @@ public interface GpuBackend extends AutoCloseable {
 	MemoryAllocator allocator(MemoryKind kind);
 
 	/**
-	 * The device's stream-ordered allocator of DEVICE memory (CUDA's {@code cuMemAllocAsync} family),
-	 * made on the first call and closed with the backend; empty where the backend has none.
+	 * The device's stream-ordered allocator of DEVICE memory ({@link MemoryAllocator#streamOrdered()}):
+	 * CUDA's {@code cuMemAllocFromPoolAsync} family, made on the first call and closed with the backend.
 	 */
-	default Optional<MemoryAllocator> streamOrderedAllocator() {
-		return Optional.empty();
-	}
+	MemoryAllocator streamOrderedAllocator();
 
 	/** Free and total bytes of the device. */
 	MemoryInfo memoryInfo();

@@ -2,7 +2,6 @@ package io.gpumem.cuda;
 
 import java.util.EnumMap;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.gpumem.backend.GpuBackend;
@@ -94,11 +93,11 @@ public final class CudaBackend implements GpuBackend {
 
 	/** The device's stream-ordered pool ({@link CudaAsyncAllocator}), created on the first call. */
 	@Override
-	public synchronized Optional<MemoryAllocator> streamOrderedAllocator() {
+	public synchronized MemoryAllocator streamOrderedAllocator() {
 		if (this.streamOrdered == null) {
 			this.streamOrdered = new CudaAsyncAllocator(this.device);
 		}
-		return Optional.of(this.streamOrdered);
+		return this.streamOrdered;
 	}
 
 	CudaDevice device() {

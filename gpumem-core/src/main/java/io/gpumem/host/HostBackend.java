@@ -4,6 +4,7 @@ import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
@@ -33,6 +34,8 @@ public final class HostBackend implements GpuBackend {
 
 	private final Map<MemoryKind, HostAllocator> allocators = new EnumMap<>(MemoryKind.class);
 
+	private final MemoryAllocator streamOrdered;
+
 	/** An emulated device of the given capacity, with as many bytes again of pinned host memory. */
 	public HostBackend(long capacityBytes) {
 		this(capacityBytes, capacityBytes);
@@ -59,6 +62,14 @@ public final class HostBackend implements GpuBackend {
 		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device));
 		this.allocators.put(MemoryKind.PINNED,
 				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes)));
+		this.streamOrdered = new AllocatorDecorator(this.allocators.get(MemoryKind.DEVICE)) {
+
+			@Override
+			public boolean streamOrdered() {
+				return true;
+			}
+
+		};
 	}
 
 	@Override
@@ -79,6 +90,16 @@ public final class HostBackend implements GpuBackend {
 	@Override
 	public MemoryAllocator allocator(MemoryKind kind) {
 		return this.allocators.get(kind);
+	}
+
+	/**
+	 * The emulated device's DEVICE allocator as a stream-ordered one: the host's streams run their work at
+	 * once, so every block is ready in every stream's order; a pool over it takes a block per buffer, as
+	 * over CUDA's pool.
+	 */
+	@Override
+	public MemoryAllocator streamOrderedAllocator() {
+		return this.streamOrdered;
 	}
 
 	/** Free and total bytes of the emulated device (DEVICE and UNIFIED memory together). */

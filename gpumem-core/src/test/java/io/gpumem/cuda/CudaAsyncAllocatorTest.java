@@ -40,7 +40,7 @@ class CudaAsyncAllocatorTest {
 
 	private final CudaBackend backend = CudaBackend.open(this.driver, 0);
 
-	private final CudaAsyncAllocator allocator = (CudaAsyncAllocator) this.backend.streamOrderedAllocator().orElseThrow();
+	private final CudaAsyncAllocator allocator = (CudaAsyncAllocator) this.backend.streamOrderedAllocator();
 
 	@AfterEach
 	void close() {

@@ -132,7 +132,7 @@ abstract class CudaScenarios {
 
 	@Test
 	void theStreamOrderedPoolLendsOnTheRequestsStreamAndGivesBackOnTrim() {
-		CudaAsyncAllocator ordered = (CudaAsyncAllocator) this.backend.streamOrderedAllocator().orElseThrow();
+		CudaAsyncAllocator ordered = (CudaAsyncAllocator) this.backend.streamOrderedAllocator();
 		int[] values = this.random.ints(100_000).toArray();
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(ordered,
 				PoolConfig.builder("async").sizeClasses(LADDER).build());

@@ -161,7 +161,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	/** How many times a driver call was made. */
-	int calls(String call) {
+	public int calls(String call) {
 		AtomicInteger count = this.calls.get(call);
 		return (count != null) ? count.get() : 0;
 	}

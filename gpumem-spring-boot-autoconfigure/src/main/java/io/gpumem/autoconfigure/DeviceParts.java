@@ -61,8 +61,12 @@ final class DeviceParts {
 
 	StratifiedMemoryPool devicePool(String name, GpuBackend backend, MemoryBudget budget) {
 		GpumemProperties.DevicePool pool = this.properties.getDevicePool();
-		return pool(name, "device", "gpumem.device-pool",
-				new LimitingAllocator(backend.allocator(MemoryKind.DEVICE), budget), pool, pool.getPreset());
+		MemoryAllocator allocator = switch (pool.getAllocator()) {
+			case ARENA -> backend.allocator(MemoryKind.DEVICE);
+			case CUDA_ASYNC -> backend.streamOrderedAllocator();
+		};
+		return pool(name, "device", "gpumem.device-pool", new LimitingAllocator(allocator, budget), pool,
+				pool.getPreset());
 	}
 
 	StratifiedMemoryPool pinnedPool(String name, GpuBackend backend) {

@@ -332,12 +332,26 @@ public class GpumemProperties {
 		/** The preset giving size classes, warm-up and caps: default, graph-analytics or simulation. */
 		private PoolPreset preset = PoolPreset.DEFAULT;
 
+		/**
+		 * Where the pool's memory comes from: arena (segments of cuMemAlloc, cut and coalesced by gpumem)
+		 * or cuda-async (CUDA's stream-ordered pool, a block of it per buffer; segment-size does not apply).
+		 */
+		private DeviceAllocator allocator = DeviceAllocator.ARENA;
+
 		public PoolPreset getPreset() {
 			return this.preset;
 		}
 
 		public void setPreset(PoolPreset preset) {
 			this.preset = preset;
+		}
+
+		public DeviceAllocator getAllocator() {
+			return this.allocator;
+		}
+
+		public void setAllocator(DeviceAllocator allocator) {
+			this.allocator = allocator;
 		}
 
 	}
@@ -621,6 +635,20 @@ public class GpumemProperties {
 	}
 
 	/** A reaction to a pressure level. */
+	/** Where the device pool's memory comes from. */
+	public enum DeviceAllocator {
+
+		/** Segments of {@code cuMemAlloc}, cut into blocks and coalesced by gpumem. */
+		ARENA,
+
+		/**
+		 * CUDA's stream-ordered pool ({@code cuMemAllocFromPoolAsync}), a block of it per buffer, ordered on the
+		 * request's stream where one is bound; emulated on the host backend.
+		 */
+		CUDA_ASYNC
+
+	}
+
 	public enum Reaction {
 
 		/** Do nothing. */

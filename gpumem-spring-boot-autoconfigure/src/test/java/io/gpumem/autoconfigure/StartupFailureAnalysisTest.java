@@ -61,6 +61,13 @@ class StartupFailureAnalysisTest {
 	}
 
 	@Test
+	void anAllocatorThatDoesNotExistListsTheOnesThatDo(CapturedOutput output) {
+		start("gpumem.device-pool.allocator=cuda-sync");
+		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.device-pool.allocator", "cuda-sync",
+				"The following values are valid:", "ARENA", "CUDA_ASYNC");
+	}
+
+	@Test
 	void cudaOnAMachineWithoutADevice(CapturedOutput output) {
 		CudaProbeResult probe = CudaProbe.probe(0);
 		assumeFalse(probe.usable(), "a usable CUDA device is present");
