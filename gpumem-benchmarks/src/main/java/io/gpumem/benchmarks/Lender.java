@@ -9,6 +9,7 @@ import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
@@ -18,7 +19,7 @@ import io.gpumem.pool.StratifiedMemoryPool;
 abstract class Lender implements AutoCloseable {
 
 	/** Every lender, by the name the workload's {@code --lenders} option takes. */
-	static final List<String> NAMES = List.of("gpumem", "netty", "netty-cache", "backend");
+	static final List<String> NAMES = List.of("gpumem", "gpumem-cuda-async", "netty", "netty-cache", "backend");
 
 	private final String name;
 
@@ -28,10 +29,12 @@ abstract class Lender implements AutoCloseable {
 
 	static Lender create(String name, GpuBackend backend) {
 		return switch (name) {
-			case "gpumem" -> new Pool(name, backend, PoolConfig.builder("workload").build());
+			case "gpumem" -> new Pool(name, backend.allocator(MemoryKind.DEVICE), PoolConfig.builder("workload").build());
+			case "gpumem-cuda-async" -> new Pool(name, backend.streamOrderedAllocator(),
+					PoolConfig.builder("workload").build());
 			case "netty" -> new Netty(name, new PooledByteBufAllocator(true));
 			case "netty-cache" -> new Netty(name, Netty.withCacheForAllThreads());
-			case "backend" -> new Backend(name, backend);
+			case "backend" -> new Backend(name, backend.allocator(MemoryKind.DEVICE));
 			default -> throw new IllegalArgumentException("unknown lender '" + name + "'; lenders are " + NAMES);
 		};
 	}
@@ -62,14 +65,14 @@ abstract class Lender implements AutoCloseable {
 	@Override
 	public abstract void close();
 
-	/** A lender over the backend's device allocator, whose calls it counts exactly. */
+	/** A lender over one of the backend's device allocators, whose calls it counts exactly. */
 	abstract static class OverBackend extends Lender {
 
 		final StatisticsAllocator allocator;
 
-		OverBackend(String name, GpuBackend backend) {
+		OverBackend(String name, MemoryAllocator allocator) {
 			super(name);
-			this.allocator = new StatisticsAllocator(backend.allocator(MemoryKind.DEVICE));
+			this.allocator = new StatisticsAllocator(allocator);
 		}
 
 		@Override
@@ -84,13 +87,13 @@ abstract class Lender implements AutoCloseable {
 
 	}
 
-	/** gpumem's pool over the backend's device allocator. */
+	/** gpumem's pool over a device allocator of the backend: the arena's, or CUDA's stream-ordered pool. */
 	static final class Pool extends OverBackend {
 
 		private final StratifiedMemoryPool pool;
 
-		Pool(String name, GpuBackend backend, PoolConfig config) {
-			super(name, backend);
+		Pool(String name, MemoryAllocator allocator, PoolConfig config) {
+			super(name, allocator);
 			this.pool = new StratifiedMemoryPool(this.allocator, config);
 		}
 
@@ -190,8 +193,8 @@ abstract class Lender implements AutoCloseable {
 	/** The backend's device allocator with no pool: every acquire allocates, every release frees. */
 	static final class Backend extends OverBackend {
 
-		Backend(String name, GpuBackend backend) {
-			super(name, backend);
+		Backend(String name, MemoryAllocator allocator) {
+			super(name, allocator);
 		}
 
 		@Override

@@ -22,6 +22,8 @@ import java.util.concurrent.locks.LockSupport;
 import io.gpumem.backend.BackendSelection;
 import io.gpumem.backend.BackendType;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.memory.ByteSizes;
 
 /**
@@ -35,12 +37,13 @@ import io.gpumem.memory.ByteSizes;
  * <li>peak lent: the most bytes requested and not yet closed at once; peak held: the most the lender
  * held from the device at once (for Netty, the direct memory of its chunks, sampled after every
  * request's acquires); held / lent, where 1.0 is the physical limit;</li>
- * <li>fresh allocations: calls to the backend's allocator (on a GPU, each a {@code cuMemAlloc});</li>
+ * <li>fresh allocations: calls to the backend's allocator (on a GPU, each a {@code cuMemAlloc}, or for
+ * {@code gpumem-cuda-async} a {@code cuMemAllocFromPoolAsync});</li>
  * <li>p99 of one acquire's latency;</li>
  * <li>what the lender still holds after it is trimmed to nothing while the workers are alive and idle.</li>
  * </ul>
  * Options, all optional: {@code --workers 16,64,200 --requests 20000 --hold-us 20 --shape uniform|sample
- * --backend host|cuda --lenders gpumem,netty,netty-cache,backend --repeat 3 --json FILE}. Before measuring,
+ * --backend host|cuda|fake-cuda --lenders gpumem,gpumem-cuda-async,netty,netty-cache,backend --repeat 3 --json FILE}. Before measuring,
  * every lender runs once at each worker count, unmeasured, so that the JIT has compiled every path;
  * then each lender runs {@code repeat} times at each worker count, each time from a new, empty lender,
  * and the run of median req/s is shown (a run of 20 000 requests lasts a fraction of a second, and
@@ -123,7 +126,14 @@ public final class ServiceWorkload {
 		return results;
 	}
 
+	/**
+	 * The backend named: {@code host}, {@code cuda}, or {@code fake-cuda}, the CUDA backend over the fake
+	 * driver of gpumem's tests (8 GiB), whose stream-ordered pool follows CUDA's rules where no GPU is lent.
+	 */
 	private static GpuBackend backend(String type) {
+		if (type.equals("fake-cuda")) {
+			return CudaBackend.open(new FakeCudaDriver(8L << 30), 0);
+		}
 		return BackendSelection.select(BackendType.valueOf(type.toUpperCase(Locale.ROOT)), 0, 8L << 30).backend();
 	}
 
