@@ -108,7 +108,8 @@ public final class PoolConfig {
 	/**
 	 * The step in which the pool allocates the memory it cuts its classes' blocks from: a request of up
 	 * to half of it is cut from a segment of this size, a larger one from a segment of its size rounded
-	 * up to a multiple of it.
+	 * up to a multiple of it. A pool over a {@linkplain io.gpumem.memory.MemoryAllocator#streamOrdered()
+	 * stream-ordered} allocator takes a segment per block instead.
 	 */
 	public long segmentBytes() {
 		return this.segmentBytes;
