@@ -15,6 +15,7 @@ import io.gpumem.sample.limits.HeapBudget;
 import io.gpumem.scope.MemoryScope;
 import io.gpumem.scope.ScopedBuffer;
 import io.gpumem.stream.GpuStream;
+import io.gpumem.stream.StreamOrder;
 import io.gpumem.transfer.Transfer;
 import io.gpumem.transfer.TransferPart;
 
@@ -108,7 +109,8 @@ public class PageRankService {
 		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
 				MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
 				GpuStream stream = this.compute.backend().createStream();
-				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM, stream)) {
+				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM, stream);
+				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
 			ScopedBuffer rank = scope.allocate(float.class, n);
 			ScopedBuffer next = scope.allocate(float.class, n);
 			ScopedBuffer contribution = scope.allocate(float.class, n);

@@ -14,13 +14,16 @@ import io.gpumem.sample.limits.Deadline;
 import io.gpumem.scope.MemoryScope;
 import io.gpumem.scope.ScopedBuffer;
 import io.gpumem.stream.GpuStream;
+import io.gpumem.stream.StreamOrder;
 import io.gpumem.transfer.Transfer;
 import io.gpumem.transfer.TransferPart;
 
 /**
  * Vector operations on the device: inputs staged in through the pinned pool in one transfer, kernels on
  * device-pool buffers, results staged out, reductions through the reduction-buffer cache. All device work
- * of a request is on its stream, which closes (waiting for that work) before its buffers go back. Each
+ * of a request is on its stream, which closes (waiting for that work) before its buffers go back, and
+ * its buffers are acquired in that stream's order ({@link StreamOrder}: with {@code cuda-async}, a block
+ * allocated for the request is ready on its stream with no wait on the host). Each
  * runs under an admission permit, taken within the request's deadline. Inputs must be finite, and a
  * result that overflows float32 is refused rather than answered as a string.
  */
@@ -61,7 +64,8 @@ public class VectorService {
 		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
 				MemoryScope scope = MemoryScope.open("reduce", this.compute.devicePool());
 				GpuStream stream = this.compute.backend().createStream();
-				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction, stream)) {
+				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction, stream);
+				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
 			ScopedBuffer input = scope.allocate(float.class, n);
 			try (Transfer upload = this.compute.transfers()
 				.uploadAsync(stream, List.of(TransferPart.of(values, input)))) {
@@ -81,7 +85,8 @@ public class VectorService {
 		float[] result = new float[n];
 		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
 				MemoryScope scope = MemoryScope.open(name, this.compute.devicePool());
-				GpuStream stream = this.compute.backend().createStream()) {
+				GpuStream stream = this.compute.backend().createStream();
+				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
 			ScopedBuffer a = scope.allocate(float.class, n);
 			ScopedBuffer b = scope.allocate(float.class, n);
 			ScopedBuffer out = scope.allocate(float.class, n);
