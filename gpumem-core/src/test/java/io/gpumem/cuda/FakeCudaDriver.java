@@ -85,6 +85,8 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	static final int PEER_ACCESS_UNSUPPORTED = 217;
 
+	static final int NOT_SUPPORTED = 801;
+
 	final long capacity;
 
 	volatile int driverVersion = 12080;
@@ -98,6 +100,8 @@ public final class FakeCudaDriver implements CudaDriver {
 	volatile boolean concurrentManagedAccess = true;
 
 	volatile boolean peerAccessSupported = true;
+
+	volatile boolean memoryPoolsSupported = true;
 
 	private final AtomicInteger refusals = new AtomicInteger();
 
@@ -143,6 +147,15 @@ public final class FakeCudaDriver implements CudaDriver {
 	/** Makes {@code cuDeviceCanAccessPeer} answer no for every pair, as on devices without NVLink or P2P over PCIe. */
 	public FakeCudaDriver withoutPeerAccess() {
 		this.peerAccessSupported = false;
+		return this;
+	}
+
+	/**
+	 * Makes {@code cuMemPoolCreate} fail with {@code CUDA_ERROR_NOT_SUPPORTED}, as on devices whose
+	 * {@code CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED} is 0.
+	 */
+	public FakeCudaDriver withoutMemoryPools() {
+		this.memoryPoolsSupported = false;
 		return this;
 	}
 
@@ -301,6 +314,9 @@ public final class FakeCudaDriver implements CudaDriver {
 		String call = "cuMemPoolCreate";
 		requireContext(call);
 		checkDevice(device, call);
+		if (!this.memoryPoolsSupported) {
+			fail(call, NOT_SUPPORTED);
+		}
 		FakeMemoryPool pool = new FakeMemoryPool(device);
 		this.pools.add(pool);
 		return pool;
@@ -810,6 +826,7 @@ public final class FakeCudaDriver implements CudaDriver {
 				case 700 -> "CUDA_ERROR_ILLEGAL_ADDRESS";
 				case INVALID_HANDLE -> "CUDA_ERROR_INVALID_HANDLE";
 				case PEER_ACCESS_UNSUPPORTED -> "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED";
+				case NOT_SUPPORTED -> "CUDA_ERROR_NOT_SUPPORTED";
 				case CudaException.PEER_ACCESS_ALREADY_ENABLED -> "CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED";
 				default -> "CUDA_ERROR_" + code;
 			};

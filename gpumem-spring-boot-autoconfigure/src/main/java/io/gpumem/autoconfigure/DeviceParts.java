@@ -63,10 +63,20 @@ final class DeviceParts {
 		GpumemProperties.DevicePool pool = this.properties.getDevicePool();
 		MemoryAllocator allocator = switch (pool.getAllocator()) {
 			case ARENA -> backend.allocator(MemoryKind.DEVICE);
-			case CUDA_ASYNC -> backend.streamOrderedAllocator();
+			case CUDA_ASYNC -> streamOrderedAllocator(backend);
 		};
 		return pool(name, "device", "gpumem.device-pool", new LimitingAllocator(allocator, budget), pool,
 				pool.getPreset());
+	}
+
+	private static MemoryAllocator streamOrderedAllocator(GpuBackend backend) {
+		try {
+			return backend.streamOrderedAllocator();
+		}
+		catch (RuntimeException ex) {
+			throw new InvalidConfigurationPropertyValueException("gpumem.device-pool.allocator", "cuda-async",
+					"the stream-ordered pool of " + backend.describe() + " could not be created: " + ex.getMessage());
+		}
 	}
 
 	StratifiedMemoryPool pinnedPool(String name, GpuBackend backend) {

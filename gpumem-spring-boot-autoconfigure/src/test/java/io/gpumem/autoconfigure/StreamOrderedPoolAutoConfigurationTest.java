@@ -3,6 +3,7 @@ package io.gpumem.autoconfigure;
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 
 import io.gpumem.buffer.GpuBuffer;
@@ -72,6 +73,19 @@ class StreamOrderedPoolAutoConfigurationTest {
 			});
 		assertThat(driver.calls("cuMemPoolDestroy")).as("each device's pool destroyed at close").isEqualTo(2);
 		assertThat(driver.usedBytes(0) + driver.usedBytes(1)).isZero();
+		assertThat(driver.retainedContexts()).isZero();
+	}
+
+	@Test
+	void aDeviceWithoutMemoryPoolsStopsStartupNamingTheAllocator() {
+		FakeCudaDriver driver = new FakeCudaDriver(CAPACITY).withoutMemoryPools();
+		this.runner.withBean(CudaDriver.class, () -> driver)
+			.withPropertyValues("gpumem.backend=cuda", "gpumem.device-pool.allocator=cuda-async")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class, (ex) -> {
+					assertThat(ex.getName()).isEqualTo("gpumem.device-pool.allocator");
+					assertThat(ex.getReason()).contains("stream-ordered pool of cuda device 0", "CUDA_ERROR_NOT_SUPPORTED");
+				}));
 		assertThat(driver.retainedContexts()).isZero();
 	}
 
