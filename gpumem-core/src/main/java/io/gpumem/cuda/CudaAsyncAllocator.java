@@ -104,17 +104,25 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 		return new CudaDeviceAllocation(this, this.device, MemoryKind.DEVICE, pointer, bytes);
 	}
 
-	/** Gives the block back to the pool and the pool's unused memory back to the device. */
+	/**
+	 * Gives the block back to the pool and the pool's unused memory back to the device; once the
+	 * allocator is closed, straight back to the device, as CUDA does for a destroyed pool's blocks.
+	 */
 	@Override
-	public void free(Allocation allocation) {
+	public synchronized void free(Allocation allocation) {
 		if (!(allocation instanceof CudaDeviceAllocation block) || block.allocator() != this) {
 			throw new IllegalArgumentException("not a block of the stream-ordered pool of device "
 					+ this.device.ordinal() + ": " + allocation);
 		}
 		Object pointer = block.markFreed();
 		CudaDriver driver = this.device.bind();
-		driver.freeAsync(pointer, this.stream);
 		this.allocatedBytes.addAndGet(-block.size());
+		if (this.closed) {
+			driver.freeAsync(pointer, null);
+			driver.synchronizeStream(null);
+			return;
+		}
+		driver.freeAsync(pointer, this.stream);
 		driver.synchronizeStream(this.stream);
 		driver.trimMemoryPool(this.pool, this.allocatedBytes.get());
 	}

@@ -232,6 +232,17 @@ class CudaAsyncAllocatorTest {
 	}
 
 	@Test
+	void aBlockFreedAfterTheAllocatorClosedGoesBackToTheDevice() {
+		Allocation outstanding = this.allocator.allocate(1 << 20);
+		this.allocator.close();
+		assertThat(this.driver.calls("cuMemPoolDestroy")).isEqualTo(1);
+		assertThat(this.driver.usedBytes(0)).isEqualTo(1 << 20);
+		this.allocator.free(outstanding);
+		assertThat(this.driver.usedBytes(0)).isZero();
+		assertThat(this.allocator.allocatedBytes()).isZero();
+	}
+
+	@Test
 	void closingTheBackendDestroysThePool() {
 		this.allocator.free(this.allocator.allocate(4096));
 		this.backend.close();

@@ -362,7 +362,12 @@ public final class FakeCudaDriver implements CudaDriver {
 			block.pendingOn = on;
 			block.pool.free.add(block);
 		}
-		enqueue(call, on, () -> block.pendingOn = null);
+		enqueue(call, on, () -> {
+			block.pendingOn = null;
+			if (!this.pools.contains(block.pool)) {
+				release(block.pool, 0);
+			}
+		});
 	}
 
 	@Override
