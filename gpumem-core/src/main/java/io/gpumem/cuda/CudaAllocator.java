@@ -52,11 +52,7 @@ final class CudaAllocator implements MemoryAllocator {
 			};
 		}
 		catch (CudaException ex) {
-			if (ex.code() == CudaException.OUT_OF_MEMORY) {
-				throw new GpuOutOfMemoryException(
-						OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfoIfKnown(), -1, ex.getMessage()), ex);
-			}
-			throw ex;
+			throw refusal(ex, this, bytes);
 		}
 		if (this.kind == MemoryKind.PINNED) {
 			try {
@@ -107,13 +103,24 @@ final class CudaAllocator implements MemoryAllocator {
 				+ ByteSizes.format(memoryInfo().totalBytes()) + ")";
 	}
 
-	private MemoryInfo memoryInfoIfKnown() {
+	/**
+	 * The driver's refusal of an allocation of {@code bytes} as gpumem reports it: out of memory as a
+	 * {@link GpuOutOfMemoryException} with the figures of {@code allocator}'s memory, where they can be read;
+	 * any other failure as it is.
+	 */
+	static RuntimeException refusal(CudaException ex, MemoryAllocator allocator, long bytes) {
+		if (ex.code() != CudaException.OUT_OF_MEMORY) {
+			return ex;
+		}
+		MemoryInfo info;
 		try {
-			return memoryInfo();
+			info = allocator.memoryInfo();
 		}
-		catch (RuntimeException ex) {
-			return null;
+		catch (RuntimeException unknown) {
+			info = null;
 		}
+		return new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(allocator.kind(), bytes, info, -1, ex.getMessage()),
+				ex);
 	}
 
 }

@@ -5,11 +5,9 @@ import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ByteSizes;
-import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.stream.GpuStream;
 import io.gpumem.stream.StreamOrder;
 
@@ -82,11 +80,7 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 			pointer = driver.allocateFromPool(this.pool, bytes, (ordered != null) ? ordered : this.stream);
 		}
 		catch (CudaException ex) {
-			if (ex.code() == CudaException.OUT_OF_MEMORY) {
-				throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(MemoryKind.DEVICE, bytes,
-						memoryInfoIfKnown(), -1, ex.getMessage()), ex);
-			}
-			throw ex;
+			throw CudaAllocator.refusal(ex, this, bytes);
 		}
 		if (ordered != null) {
 			this.streamOrdered.increment();
@@ -184,15 +178,6 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 		GpuStream bound = StreamOrder.current();
 		return (bound instanceof CudaStream cuda && cuda.device() == this.device && !cuda.isClosed())
 				? cuda.handle(this.device) : null;
-	}
-
-	private MemoryInfo memoryInfoIfKnown() {
-		try {
-			return memoryInfo();
-		}
-		catch (RuntimeException ex) {
-			return null;
-		}
 	}
 
 }
