@@ -1,12 +1,15 @@
 package io.gpumem.device;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
-import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.transfer.Transfers;
@@ -21,13 +24,13 @@ public final class GpuDevice implements AutoCloseable {
 
 	private final GpuBackend backend;
 
-	private final StratifiedMemoryPool devicePool;
+	private final MemoryPool devicePool;
 
 	private final MemoryBudget budget;
 
-	private final StratifiedMemoryPool pinnedPool;
+	private final MemoryPool pinnedPool;
 
-	private final StratifiedMemoryPool unifiedPool;
+	private final MemoryPool unifiedPool;
 
 	private final Transfers transfers;
 
@@ -50,7 +53,7 @@ public final class GpuDevice implements AutoCloseable {
 	}
 
 	/** A device of {@code backend} whose device memory {@code devicePool} lends; the other parts are optional. */
-	public static Builder builder(GpuBackend backend, StratifiedMemoryPool devicePool) {
+	public static Builder builder(GpuBackend backend, MemoryPool devicePool) {
 		return new Builder(backend, devicePool);
 	}
 
@@ -63,7 +66,7 @@ public final class GpuDevice implements AutoCloseable {
 		return this.backend;
 	}
 
-	public StratifiedMemoryPool devicePool() {
+	public MemoryPool devicePool() {
 		return this.devicePool;
 	}
 
@@ -71,11 +74,11 @@ public final class GpuDevice implements AutoCloseable {
 		return Optional.ofNullable(this.budget);
 	}
 
-	public Optional<StratifiedMemoryPool> pinnedPool() {
+	public Optional<MemoryPool> pinnedPool() {
 		return Optional.ofNullable(this.pinnedPool);
 	}
 
-	public Optional<StratifiedMemoryPool> unifiedPool() {
+	public Optional<MemoryPool> unifiedPool() {
 		return Optional.ofNullable(this.unifiedPool);
 	}
 
@@ -96,6 +99,18 @@ public final class GpuDevice implements AutoCloseable {
 	}
 
 	/**
+	 * The device's pools and the reduction cache over them, in the order they are shown and trimmed: device,
+	 * pinned, reduction, unified.
+	 */
+	public List<MemoryCache> pools() {
+		List<MemoryCache> pools = new ArrayList<>(List.of(this.devicePool));
+		pinnedPool().ifPresent(pools::add);
+		reductionCache().ifPresent(pools::add);
+		unifiedPool().ifPresent(pools::add);
+		return pools;
+	}
+
+	/**
 	 * How loaded the device is, from 0 to 1: the bytes its device and unified pools lend, against the budget
 	 * when there is one and the device's total memory otherwise.
 	 */
@@ -106,24 +121,18 @@ public final class GpuDevice implements AutoCloseable {
 	}
 
 	/**
-	 * Closes every part, the pressure handler first and the backend last; what the pools lent must have
-	 * been returned.
+	 * Closes every part, the pressure handler first, the pools in the reverse of {@link #pools()} and the
+	 * backend last; what the pools lent must have been returned.
 	 */
 	@Override
 	public void close() {
 		if (this.pressure != null) {
 			this.pressure.close();
 		}
-		if (this.reductionCache != null) {
-			this.reductionCache.close();
+		List<MemoryCache> pools = pools();
+		for (int i = pools.size() - 1; i >= 0; i--) {
+			pools.get(i).close();
 		}
-		if (this.unifiedPool != null) {
-			this.unifiedPool.close();
-		}
-		if (this.pinnedPool != null) {
-			this.pinnedPool.close();
-		}
-		this.devicePool.close();
 		this.backend.close();
 	}
 
@@ -137,13 +146,13 @@ public final class GpuDevice implements AutoCloseable {
 
 		private final GpuBackend backend;
 
-		private final StratifiedMemoryPool devicePool;
+		private final MemoryPool devicePool;
 
 		private MemoryBudget budget;
 
-		private StratifiedMemoryPool pinnedPool;
+		private MemoryPool pinnedPool;
 
-		private StratifiedMemoryPool unifiedPool;
+		private MemoryPool unifiedPool;
 
 		private Transfers transfers;
 
@@ -153,7 +162,7 @@ public final class GpuDevice implements AutoCloseable {
 
 		private GpuAdmission admission;
 
-		private Builder(GpuBackend backend, StratifiedMemoryPool devicePool) {
+		private Builder(GpuBackend backend, MemoryPool devicePool) {
 			this.backend = Objects.requireNonNull(backend, "backend");
 			this.devicePool = Objects.requireNonNull(devicePool, "devicePool");
 		}
@@ -163,12 +172,12 @@ public final class GpuDevice implements AutoCloseable {
 			return this;
 		}
 
-		public Builder pinnedPool(StratifiedMemoryPool pinnedPool) {
+		public Builder pinnedPool(MemoryPool pinnedPool) {
 			this.pinnedPool = pinnedPool;
 			return this;
 		}
 
-		public Builder unifiedPool(StratifiedMemoryPool unifiedPool) {
+		public Builder unifiedPool(MemoryPool unifiedPool) {
 			this.unifiedPool = unifiedPool;
 			return this;
 		}

@@ -8,7 +8,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.buffer.GpuBuffer;
-import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.stream.GpuStream;
 
 /**
@@ -123,7 +123,7 @@ public final class GpumemDevices {
 			this.peerBytes.add(bytes);
 			return;
 		}
-		StratifiedMemoryPool staging = from.pinnedPool()
+		MemoryPool staging = from.pinnedPool()
 			.or(to::pinnedPool)
 			.orElseThrow(() -> new IllegalStateException("devices " + from.ordinal() + " and " + to.ordinal()
 					+ " cannot reach each other and neither has a pinned pool to stage the copy through"));

@@ -12,17 +12,16 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The memory behind a pool's size classes: segments allocated from the allocator in large steps and cut
- * into spans, best fit, a span split when it is larger than asked and coalesced with its free neighbours
- * when freed, so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's
- * coalescing pool). A segment goes back to the allocator only whole, when the pool trims or its byte
- * cap is passed.
+ * The tier behind a pool's size classes: segments allocated from the allocator in large steps and cut into
+ * spans, best fit, a span split when it is larger than asked and coalesced with its free neighbours when
+ * freed, so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's coalescing
+ * pool). A segment goes back to the allocator only whole, when the pool trims or its byte cap is passed.
  * <p>
- * One lock guards the spans; the allocator is called outside it, so a slow {@code cuMemAlloc} holds up
- * no request that finds a fit. Those that find none wait for the segment being allocated and look
- * again, so that threads short of memory at once do not each allocate one.
+ * One lock guards the spans; the allocator is called outside it, so a slow {@code cuMemAlloc} holds up no
+ * request that finds a fit. Those that find none wait for the segment being allocated and look again, so
+ * that threads short of memory at once do not each allocate one.
  */
-final class Arena {
+final class Arena implements Tier {
 
 	/** Spans start at multiples of this and their sizes are multiples of it: the alignment {@code cuMemAlloc} gives. */
 	static final long ALIGNMENT = 256;
@@ -39,6 +38,8 @@ final class Arena {
 
 	private final MemoryAllocator allocator;
 
+	private final PoolCounters counters;
+
 	/** Held while a segment is allocated: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
@@ -47,11 +48,13 @@ final class Arena {
 	private final TreeSet<Span> free = new TreeSet<>(BEST_FIT);
 
 	/** Every segment held, in the order allocated. */
-	private final Set<Segment> segments = new LinkedHashSet<>();
+	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
-	private final Span probe = new Span(new Segment(null, Long.MIN_VALUE), 0, 0);
+	private final Span probe = new Span(new Span.Segment(null, Long.MIN_VALUE), 0, 0);
 
 	private long nextSegmentId;
+
+	private boolean closed;
 
 	private volatile long segmentCount;
 
@@ -60,9 +63,10 @@ final class Arena {
 	private volatile long freeBytes;
 
 	/** An arena whose segments are {@code segmentStep} bytes, or multiples of it for spans above half of it. */
-	Arena(MemoryAllocator allocator, long segmentStep) {
+	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters) {
 		this.allocator = allocator;
 		this.segmentStep = segmentStep;
+		this.counters = counters;
 	}
 
 	/** The bytes a request of {@code bytes} takes in a segment. */
@@ -76,9 +80,130 @@ final class Arena {
 				: (spanSize + this.segmentStep - 1) / this.segmentStep * this.segmentStep;
 	}
 
-	/** A free span of at least {@code bytes}, split to size, the best fit; null when none is free. */
-	synchronized Span take(long bytes) {
-		long size = spanSize(bytes);
+	/** A block of at least {@code size} bytes for the class, cut from a free span, the best fit; null when none fits. */
+	@Override
+	public Block take(int classIndex, long size, int home) {
+		Span span = takeSpan(spanSize(size));
+		return (span != null) ? book(classIndex, span) : null;
+	}
+
+	/**
+	 * A block of at least {@code size} bytes for the class: cut from a free span as {@link #take} finds it, else
+	 * from a new segment.
+	 * @throws GpuOutOfMemoryException if the allocator refuses a segment, even one of the span's size
+	 */
+	Block allocate(int classIndex, long size) {
+		long spanSize = spanSize(size);
+		Span span = takeSpan(spanSize);
+		if (span == null) {
+			synchronized (this.growing) {
+				span = takeSpan(spanSize);
+				if (span == null) {
+					Allocation allocation = allocateSegment(spanSize);
+					synchronized (this) {
+						span = lend(new Span(addSegment(allocation), 0, allocation.size()), spanSize);
+					}
+				}
+			}
+		}
+		return book(classIndex, span);
+	}
+
+	/**
+	 * Allocates new segments with room for {@code count} spans of {@code size} bytes, all free: a warm-up.
+	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
+	 */
+	void grow(long size, int count) {
+		long spanSize = spanSize(size);
+		long perSegment = segmentSize(spanSize) / spanSize;
+		for (long left = count; left > 0; left -= perSegment) {
+			Allocation allocation = allocateSegment(Math.min(left, perSegment) * spanSize);
+			synchronized (this) {
+				Span whole = new Span(addSegment(allocation), 0, allocation.size());
+				whole.free = true;
+				this.free.add(whole);
+				this.freeBytes += whole.size;
+			}
+		}
+	}
+
+	/**
+	 * Frees the block's span at {@code stamp}, coalescing it with its free neighbours; the arena keeps every
+	 * span, and once closed gives back each segment as it falls free.
+	 */
+	@Override
+	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
+		this.counters.reserved(block.classIndex, -1, block.size);
+		boolean closed;
+		synchronized (this) {
+			free(block.span, stamp);
+			closed = this.closed;
+		}
+		if (closed) {
+			release(Long.MAX_VALUE, Long.MAX_VALUE);
+		}
+		return true;
+	}
+
+	/**
+	 * Takes back the blocks a tier above lets go of, as free since {@code cutoff}, and gives back whole free
+	 * segments until they cover {@code bytes}.
+	 * @return the bytes the allocator got back
+	 */
+	long takeBack(List<Block> blocks, long bytes, long cutoff) {
+		blocks.forEach((block) -> giveBack(block, -1, cutoff, false));
+		return release(bytes, cutoff);
+	}
+
+	/** Gives whole free segments back to the allocator, the longest held first. */
+	@Override
+	public long release(long bytes, long cutoff) {
+		long released = 0;
+		for (Allocation segment : removeFreeSegments(bytes, cutoff)) {
+			this.allocator.free(segment);
+			released += segment.size();
+		}
+		this.counters.countTrimmed(released);
+		return released;
+	}
+
+	/** Bytes in free spans. */
+	@Override
+	public long cachedBytes() {
+		return this.freeBytes;
+	}
+
+	/** Adds nothing: the free spans belong to no class. */
+	@Override
+	public void addCached(long[] buffers, long[] bytes) {
+	}
+
+	@Override
+	public void close() {
+		synchronized (this) {
+			this.closed = true;
+		}
+		release(Long.MAX_VALUE, Long.MAX_VALUE);
+	}
+
+	/** Bytes of the segments held. */
+	long segmentBytes() {
+		return this.segmentBytes;
+	}
+
+	/** The segments, their bytes, the bytes free in them and the largest free span. */
+	synchronized PoolStatistics.Segments segments() {
+		return new PoolStatistics.Segments(this.segmentCount, this.segmentBytes, this.freeBytes,
+				this.free.isEmpty() ? 0 : this.free.last().size);
+	}
+
+	private Block book(int classIndex, Span span) {
+		this.counters.reserved(classIndex, 1, span.size);
+		return span.block(classIndex);
+	}
+
+	/** A free span of at least {@code size} bytes, split to size, the best fit; null when none is free. */
+	private synchronized Span takeSpan(long size) {
 		this.probe.size = size;
 		Span fit = this.free.ceiling(this.probe);
 		if (fit == null) {
@@ -89,51 +214,8 @@ final class Arena {
 		return lend(fit, size);
 	}
 
-	/**
-	 * A span of at least {@code bytes}: a free one as {@link #take} finds it, else one cut from a new
-	 * segment.
-	 * @throws GpuOutOfMemoryException if the allocator refuses a segment, even one of the span's size
-	 */
-	Span allocate(long bytes) {
-		Span span = take(bytes);
-		if (span != null) {
-			return span;
-		}
-		synchronized (this.growing) {
-			span = take(bytes);
-			if (span != null) {
-				return span;
-			}
-			long size = spanSize(bytes);
-			Allocation allocation = allocateSegment(size);
-			synchronized (this) {
-				span = lend(new Span(addSegment(allocation), 0, allocation.size()), size);
-				span.grew = true;
-				return span;
-			}
-		}
-	}
-
-	/**
-	 * Allocates new segments with room for {@code count} spans of {@code bytes}, all free: a warm-up.
-	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
-	 */
-	void grow(long bytes, int count) {
-		long size = spanSize(bytes);
-		long perSegment = segmentSize(size) / size;
-		for (long left = count; left > 0; left -= perSegment) {
-			Allocation allocation = allocateSegment(Math.min(left, perSegment) * size);
-			synchronized (this) {
-				Span whole = new Span(addSegment(allocation), 0, allocation.size());
-				whole.free = true;
-				this.free.add(whole);
-				this.freeBytes += whole.size;
-			}
-		}
-	}
-
-	private Segment addSegment(Allocation allocation) {
-		Segment segment = new Segment(allocation, this.nextSegmentId++);
+	private Span.Segment addSegment(Allocation allocation) {
+		Span.Segment segment = new Span.Segment(allocation, this.nextSegmentId++);
 		this.segments.add(segment);
 		this.segmentCount++;
 		this.segmentBytes += allocation.size();
@@ -154,8 +236,8 @@ final class Arena {
 		return this.allocator.allocate(size);
 	}
 
-	/** Frees a span lent by this arena at {@code stamp} on the pool's clock, coalescing it with its free neighbours. */
-	synchronized void free(Span span, long stamp) {
+	/** Frees a lent span, coalescing it with its free neighbours. */
+	private void free(Span span, long stamp) {
 		if (span.free) {
 			throw new IllegalStateException("span of " + span.size + " bytes freed twice");
 		}
@@ -165,40 +247,33 @@ final class Arena {
 		if (before != null && before.free) {
 			this.free.remove(before);
 			before.size += merged.size;
-			before.next = merged.next;
-			if (merged.next != null) {
-				merged.next.prev = before;
-			}
+			link(before, merged.next);
 			merged = before;
 		}
 		Span after = merged.next;
 		if (after != null && after.free) {
 			this.free.remove(after);
 			merged.size += after.size;
-			merged.next = after.next;
-			if (after.next != null) {
-				after.next.prev = merged;
-			}
+			link(merged, after.next);
 		}
 		merged.free = true;
 		this.free.add(merged);
-		if (merged.offset == 0 && merged.next == null) {
+		if (merged.wholeFreeSegment()) {
 			merged.segment.freeSince = stamp;
 		}
 	}
 
 	/**
-	 * Takes whole free segments out, the longest held first, until they cover {@code bytes} or none is
-	 * left; only those free since {@code cutoff} or before on the pool's clock.
-	 * @return their allocations, for the caller to free
+	 * Takes whole free segments out, the longest held first, until they cover {@code bytes} or none is left;
+	 * only those free since {@code cutoff} or before on the pool's clock.
 	 */
-	synchronized List<Allocation> removeFreeSegments(long bytes, long cutoff) {
+	private synchronized List<Allocation> removeFreeSegments(long bytes, long cutoff) {
 		List<Allocation> removed = new ArrayList<>();
 		long covered = 0;
 		for (var it = this.segments.iterator(); it.hasNext() && covered < bytes;) {
-			Segment segment = it.next();
+			Span.Segment segment = it.next();
 			Span whole = segment.first;
-			if (whole.free && whole.next == null && segment.freeSince <= cutoff) {
+			if (whole.wholeFreeSegment() && segment.freeSince <= cutoff) {
 				it.remove();
 				this.free.remove(whole);
 				this.freeBytes -= whole.size;
@@ -211,36 +286,13 @@ final class Arena {
 		return removed;
 	}
 
-	/** Segments held. */
-	long segments() {
-		return this.segmentCount;
-	}
-
-	/** Bytes of the segments held. */
-	long segmentBytes() {
-		return this.segmentBytes;
-	}
-
-	/** Bytes in free spans. */
-	long freeBytes() {
-		return this.freeBytes;
-	}
-
-	/** The largest free span; 0 when none is free. */
-	synchronized long largestFree() {
-		return this.free.isEmpty() ? 0 : this.free.last().size;
-	}
-
 	/** Cuts {@code size} bytes from the front of free span {@code span}, leaving the rest free. */
 	private Span lend(Span span, long size) {
 		long rest = span.size - size;
 		if (rest >= ALIGNMENT) {
 			Span remainder = new Span(span.segment, span.offset + size, rest);
 			remainder.prev = span;
-			remainder.next = span.next;
-			if (span.next != null) {
-				span.next.prev = remainder;
-			}
+			link(remainder, span.next);
 			span.next = remainder;
 			span.size = size;
 			remainder.free = true;
@@ -248,64 +300,14 @@ final class Arena {
 			this.freeBytes += rest;
 		}
 		span.free = false;
-		span.grew = false;
 		return span;
 	}
 
-	/** An allocation from the allocator, cut into spans. */
-	static final class Segment {
-
-		final Allocation allocation;
-
-		final long id;
-
-		Span first;
-
-		/** When its last lent span was freed, on the pool's clock. */
-		long freeSince;
-
-		Segment(Allocation allocation, long id) {
-			this.allocation = allocation;
-			this.id = id;
+	private static void link(Span span, Span next) {
+		span.next = next;
+		if (next != null) {
+			next.prev = span;
 		}
-
-	}
-
-	/** A run of bytes of a segment, lent or free; its neighbours are the spans just before and after it. */
-	static final class Span {
-
-		final Segment segment;
-
-		final long offset;
-
-		long size;
-
-		Span prev;
-
-		Span next;
-
-		boolean free;
-
-		/** Whether the segment was allocated for this span as it was lent. */
-		boolean grew;
-
-		/** The block last made of this span, which keeps it and its leak watcher reachable while lent. */
-		Block block;
-
-		Span(Segment segment, long offset, long size) {
-			this.segment = segment;
-			this.offset = offset;
-			this.size = size;
-			if (offset == 0) {
-				segment.first = this;
-			}
-		}
-
-		/** A view of the first {@code bytes} bytes of this span. */
-		Allocation slice(long bytes) {
-			return this.segment.allocation.slice(this.offset, bytes);
-		}
-
 	}
 
 }

@@ -35,12 +35,12 @@ class Block {
 	final long size;
 
 	/** The span of the arena's segment this block is, or null for a block of its own allocation. */
-	final Arena.Span span;
+	final Span span;
 
 	/** Watches the buffer currently lending this block, while leak detection is on. */
 	Leak leak;
 
-	Block(Allocation allocation, int classIndex, Arena.Span span) {
+	Block(Allocation allocation, int classIndex, Span span) {
 		this.allocation = allocation;
 		this.classIndex = classIndex;
 		this.size = allocation.size();
@@ -48,7 +48,7 @@ class Block {
 	}
 
 	/** A block of an allocation or a span, padded where every lend of it is watched. */
-	static Block of(Allocation allocation, int classIndex, Arena.Span span) {
+	static Block of(Allocation allocation, int classIndex, Span span) {
 		return (allocation.size() >= LeakWatch.ALWAYS_WATCHED_BYTES) ? new Padded(allocation, classIndex, span)
 				: new Block(allocation, classIndex, span);
 	}
@@ -92,7 +92,7 @@ class Block {
 
 		private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15, p16;
 
-		Padded(Allocation allocation, int classIndex, Arena.Span span) {
+		Padded(Allocation allocation, int classIndex, Span span) {
 			super(allocation, classIndex, span);
 		}
 

@@ -5,12 +5,15 @@ import java.util.List;
 import java.util.function.ToLongFunction;
 
 /**
- * A pool's cached blocks, a stack per size class, striped so that request threads rarely meet on a
- * lock: a thread takes from the stripe of its own ({@link ThreadState}) first and from the others before
- * a miss, and a block goes back to the stripe of the thread that took it. Every cached block is in a stripe, so
- * that a trim from any thread reaches all of them; nothing is kept per thread.
+ * The front tier: a pool's cached blocks of the classes up to {@link Caps#FRONT_LIMIT}, a stack per class,
+ * striped so that request threads rarely meet on a lock. A thread takes from the stripe of its own
+ * ({@link ThreadState}) first and from the others before a miss, and a block goes back to the stripe of the
+ * thread that took it. Every request and every returned block is counted here, on the stripe it meets, under
+ * the lock it takes anyway; a block the front does not keep goes on to the arena, or above the top class to
+ * the large blocks. Every cached block is in a stripe, so that a trim from any thread reaches all of them;
+ * nothing is kept per thread.
  */
-final class FreeLists {
+final class FreeLists implements Tier {
 
 	private final Stripe[] stripes;
 
@@ -18,25 +21,38 @@ final class FreeLists {
 
 	private final int classes;
 
-	FreeLists(int classes, int stripes) {
-		this.classes = classes;
+	/** Per class, the size of its blocks: every cached block of a class has its class's span. */
+	private final long[] blockBytes;
+
+	private final Arena arena;
+
+	private final LargeBlocks large;
+
+	FreeLists(SizeClassLadder ladder, int stripes, PoolCounters counters, Arena arena, LargeBlocks large) {
+		this.classes = ladder.count();
+		this.blockBytes = new long[this.classes];
+		for (int c = 0; c < this.classes; c++) {
+			this.blockBytes[c] = Arena.spanSize(ladder.size(c));
+		}
 		this.stripes = new Stripe[stripes];
 		for (int i = 0; i < stripes; i++) {
-			this.stripes[i] = new Stripe(classes);
+			this.stripes[i] = new Stripe(this.classes, counters.cell(i));
 		}
 		this.mask = stripes - 1;
+		this.arena = arena;
+		this.large = large;
 	}
 
 	/**
-	 * Counts a request of the class and takes a cached block of it, from stripe {@code home} (the calling
-	 * thread's) first, then from the others; answers null when none is cached.
+	 * The hit path: counts a request of {@code bytes} of the class and takes a cached block of it, from stripe
+	 * {@code home} (the calling thread's) first, then from the others; null when none is cached.
 	 */
-	Block take(int classIndex, long bytes, int home) {
+	Block acquire(int classIndex, long bytes, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		Block block;
 		stripe.lockHome();
 		try {
-			stripe.countRequest(classIndex, bytes);
+			stripe.counts.request(classIndex, bytes);
 			block = stripe.pop(classIndex);
 		}
 		finally {
@@ -45,63 +61,60 @@ final class FreeLists {
 		return (block != null) ? block : steal(classIndex, home + 1, this.stripes.length - 1);
 	}
 
-	/** Counts a request of a class whose blocks are not cached here, on stripe {@code home}. */
+	/** Counts a request of a class not cached here, or above the top class (-1), on stripe {@code home}. */
 	void countRequest(int classIndex, long bytes, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		stripe.lockHome();
 		try {
-			stripe.countRequest(classIndex, bytes);
+			stripe.counts.request(classIndex, bytes);
 		}
 		finally {
 			stripe.unlock();
 		}
 	}
 
-	/** Counts the size of a request above the top class, on stripe {@code home}. */
-	void countSize(long bytes, int home) {
-		Stripe stripe = this.stripes[home & this.mask];
-		stripe.lockHome();
-		try {
-			stripe.countSize(bytes);
-		}
-		finally {
-			stripe.unlock();
-		}
-	}
-
-	/** The sizes of the requests counted on every stripe. */
-	SizeHistogram requestSizes() {
-		long[] counts = new long[SizeHistogram.BUCKETS];
-		long[] bytes = new long[SizeHistogram.BUCKETS];
-		for (Stripe stripe : this.stripes) {
-			stripe.addSizes(counts, bytes);
-		}
-		return new SizeHistogram(counts, bytes);
-	}
-
-	/** Takes a cached block of the class from any stripe, {@code home} first, counting nothing; null when none is cached. */
-	Block poll(int classIndex, int home) {
+	/** A cached block of the class from any stripe, {@code home} first, counting nothing; null when none is. */
+	@Override
+	public Block take(int classIndex, long size, int home) {
 		return steal(classIndex, home, this.stripes.length);
 	}
 
 	/**
-	 * Counts the return of a block to stripe {@code home} (that of the thread that took it), and caches it
-	 * there, stamped, if {@code cache} and the lists are open.
-	 * @return whether the block was cached
+	 * Counts the return of any block on stripe {@code home} (that of the thread that took it), and caches a
+	 * class's block there, stamped, where {@code cache} allows and the lists are open; any other block goes on
+	 * to the tier beneath.
 	 */
-	boolean put(Block block, int home, long stamp, boolean cache) {
+	@Override
+	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
+		Stripe stripe = this.stripes[home & this.mask];
+		boolean kept;
+		stripe.lock();
+		try {
+			stripe.counts.returned(block.classIndex);
+			kept = cache && block.classIndex >= 0 && stripe.push(block, stamp);
+		}
+		finally {
+			stripe.unlock();
+		}
+		if (!kept) {
+			beneath(block).giveBack(block, home, stamp, cache);
+		}
+		return kept;
+	}
+
+	/** Counts the return of a block that does not come back through the free lists, on stripe {@code home}. */
+	void countReturn(int classIndex, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		stripe.lock();
 		try {
-			stripe.countReturn(block.classIndex);
-			return cache && stripe.push(block, stamp);
+			stripe.counts.returned(classIndex);
 		}
 		finally {
 			stripe.unlock();
 		}
 	}
 
-	/** Caches a block that was never lent (a warm-up), on stripe {@code index}; false once closed. */
+	/** Caches a block that was never lent (a warm-up) on stripe {@code index}; false once closed. */
 	boolean add(Block block, long stamp, int index) {
 		Stripe stripe = this.stripes[index & this.mask];
 		stripe.lock();
@@ -114,40 +127,41 @@ final class FreeLists {
 	}
 
 	/**
-	 * Removes about {@code bytes} of the least recently cached blocks: finds the stamp below which they
-	 * lie, then takes blocks from the bottoms of the stacks up to it.
+	 * Gives the least recently cached blocks back to the arena, in passes until the arena has given back
+	 * {@code bytes} of whole segments (a block freed beside one still lent frees no segment): each pass finds
+	 * the stamp below which the oldest blocks cover what is left, and takes them from the bottoms of the stacks.
 	 */
-	List<Block> removeOldest(long bytes) {
-		List<long[]> stamps = new ArrayList<>();
-		for (Stripe stripe : this.stripes) {
-			stripe.lock();
-			try {
-				stripe.collectStamps(stamps);
-			}
-			finally {
-				stripe.unlock();
-			}
-		}
-		stamps.sort((a, b) -> Long.compare(a[0], b[0]));
-		long cutoff = Long.MIN_VALUE;
-		long covered = 0;
-		for (long[] entry : stamps) {
-			if (covered >= bytes) {
+	@Override
+	public long release(long bytes, long cutoff) {
+		long released = 0;
+		for (int pass = 0; pass < 4 && released < bytes; pass++) {
+			List<Block> oldest = removeOldest(bytes - released, cutoff);
+			if (oldest.isEmpty()) {
 				break;
 			}
-			cutoff = entry[0];
-			covered += entry[1];
+			released += this.arena.takeBack(oldest, bytes - released, cutoff);
 		}
-		return removeStampedUpTo(cutoff, bytes);
+		return released;
 	}
 
-	/** Removes every block cached at or before {@code cutoff} on the pool's clock. */
-	List<Block> removeIdle(long cutoff) {
-		return removeStampedUpTo(cutoff, Long.MAX_VALUE);
+	/** Bytes cached in all classes; a recent value unless no thread is acquiring or releasing. */
+	@Override
+	public long cachedBytes() {
+		return sum(Stripe::cachedBytes);
 	}
 
-	/** Takes every cached block out, and caches nothing more: {@link #put} and {@link #add} answer false. */
-	List<Block> close() {
+	@Override
+	public void addCached(long[] buffers, long[] bytes) {
+		for (int c = 0; c < this.classes; c++) {
+			long cached = cachedBuffers(c);
+			buffers[c] += cached;
+			bytes[c] += cached * this.blockBytes[c];
+		}
+	}
+
+	/** Takes every cached block out to the arena, and caches nothing more. */
+	@Override
+	public void close() {
 		List<Block> blocks = new ArrayList<>();
 		for (Stripe stripe : this.stripes) {
 			stripe.lock();
@@ -158,17 +172,7 @@ final class FreeLists {
 				stripe.unlock();
 			}
 		}
-		return blocks;
-	}
-
-	/** Bytes cached in all classes; a recent value unless no thread is acquiring or releasing. */
-	long cachedBytes() {
-		return sum(Stripe::cachedBytes);
-	}
-
-	/** Buffers cached in all classes, with the exactness of {@link #cachedBytes()}. */
-	long cachedBuffers() {
-		return sum(Stripe::cachedBuffers);
+		this.arena.takeBack(blocks, 0, Long.MAX_VALUE);
 	}
 
 	/** Buffers cached in a class, with the exactness of {@link #cachedBytes()}. */
@@ -176,9 +180,8 @@ final class FreeLists {
 		return sum((stripe) -> stripe.cached(classIndex));
 	}
 
-	/** Requests of every class counted so far. */
-	long requests() {
-		return sum(Stripe::requests);
+	private Tier beneath(Block block) {
+		return (block.classIndex < 0) ? this.large : this.arena;
 	}
 
 	private long sum(ToLongFunction<Stripe> figure) {
@@ -189,22 +192,10 @@ final class FreeLists {
 		return sum;
 	}
 
-	/** Adds, per class, the requests, returns and cached buffers of every stripe to the arrays given. */
-	void addCounts(long[] requests, long[] returns, long[] cached) {
-		for (Stripe stripe : this.stripes) {
-			for (int c = 0; c < this.classes; c++) {
-				requests[c] += stripe.requests(c);
-				returns[c] += stripe.returns(c);
-				cached[c] += stripe.cached(c);
-			}
-		}
-	}
-
 	/** Takes a cached block of the class from {@code count} stripes from {@code first} on, or answers null. */
 	private Block steal(int classIndex, int first, int count) {
 		for (int i = 0; i < count; i++) {
-			int index = (first + i) & this.mask;
-			Stripe stripe = this.stripes[index];
+			Stripe stripe = this.stripes[(first + i) & this.mask];
 			Block block;
 			stripe.lock();
 			try {
@@ -220,14 +211,35 @@ final class FreeLists {
 		return null;
 	}
 
-	private List<Block> removeStampedUpTo(long cutoff, long bytes) {
+	/** Removes about {@code bytes} of the least recently cached blocks cached at {@code cutoff} or before. */
+	private List<Block> removeOldest(long bytes, long cutoff) {
+		List<long[]> stamps = new ArrayList<>();
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				stripe.collectStamps(stamps, cutoff);
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+		stamps.sort((a, b) -> Long.compare(a[0], b[0]));
+		long last = Long.MIN_VALUE;
+		long covered = 0;
+		for (long[] entry : stamps) {
+			if (covered >= bytes) {
+				break;
+			}
+			last = entry[0];
+			covered += entry[1];
+		}
 		long budget = bytes;
 		List<Block> removed = new ArrayList<>();
 		for (Stripe stripe : this.stripes) {
 			stripe.lock();
 			try {
 				for (int c = 0; c < this.classes && budget > 0; c++) {
-					while (budget > 0 && stripe.bottomStamp(c) <= cutoff) {
+					while (budget > 0 && stripe.bottomStamp(c) <= last) {
 						Block bottom = stripe.removeBottom(c);
 						removed.add(bottom);
 						budget -= bottom.size;

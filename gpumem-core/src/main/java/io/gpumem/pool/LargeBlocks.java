@@ -2,21 +2,34 @@ package io.gpumem.pool;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+
+import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The cached blocks above the top size class, each allocated to the exact size of the request that
- * missed. A request takes the smallest cached block that fits it, if that block is at most
- * {@link #REUSE_MARGIN} larger (PyTorch's bound for blocks it does not split), so that one reuse wastes
- * at most that much. Large requests are rare and slow on a miss; one lock guards it all.
+ * The tier above the top size class: blocks each allocated to the exact size of the request that missed. A
+ * request takes the smallest cached block that fits it, if that block is at most {@link #REUSE_MARGIN} larger
+ * (PyTorch's bound for blocks it does not split), so that one reuse wastes at most that much. Large requests
+ * are rare and slow on a miss; one lock guards the cached blocks.
  */
-final class LargeBlocks {
+final class LargeBlocks implements Tier {
 
 	/** A request takes a cached block at most this many bytes larger than it. */
 	static final long REUSE_MARGIN = 20L << 20;
+
+	private final MemoryAllocator allocator;
+
+	private final PoolCounters counters;
+
+	/**
+	 * Every block, lent or cached: this keeps lent blocks, and their leak watchers, reachable, as the arena's
+	 * segments keep the classes' blocks through their spans.
+	 */
+	private final Set<Block> blocks = ConcurrentHashMap.newKeySet();
 
 	/** Cached blocks by size, the most recently cached of a size last. */
 	private final TreeMap<Long, ArrayDeque<Cached>> bySize = new TreeMap<>();
@@ -27,10 +40,27 @@ final class LargeBlocks {
 
 	private boolean closed;
 
-	/** The smallest cached block of at least {@code bytes} and at most {@link #REUSE_MARGIN} more; null if none. */
-	synchronized Block take(long bytes) {
-		Map.Entry<Long, ArrayDeque<Cached>> fit = this.bySize.ceilingEntry(bytes);
-		if (fit == null || fit.getKey() - bytes > REUSE_MARGIN) {
+	LargeBlocks(MemoryAllocator allocator, PoolCounters counters) {
+		this.allocator = allocator;
+		this.counters = counters;
+	}
+
+	/**
+	 * A new block of exactly {@code size} bytes from the allocator.
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
+	 */
+	Block allocate(long size) {
+		Block block = Block.of(this.allocator.allocate(size), -1, null);
+		this.blocks.add(block);
+		this.counters.reserved(-1, 1, size);
+		return block;
+	}
+
+	/** The smallest cached block of at least {@code size} and at most {@link #REUSE_MARGIN} more; null if none. */
+	@Override
+	public synchronized Block take(int classIndex, long size, int home) {
+		Map.Entry<Long, ArrayDeque<Cached>> fit = this.bySize.ceilingEntry(size);
+		if (fit == null || fit.getKey() - size > REUSE_MARGIN) {
 			return null;
 		}
 		Block block = fit.getValue().pollLast().block();
@@ -40,64 +70,73 @@ final class LargeBlocks {
 		return uncached(block);
 	}
 
-	/** Caches {@code block}, returned at {@code stamp}; false, caching nothing, once closed. */
-	synchronized boolean put(Block block, long stamp) {
-		if (this.closed) {
-			return false;
-		}
-		this.bySize.computeIfAbsent(block.size, (size) -> new ArrayDeque<>()).addLast(new Cached(block, stamp));
-		this.cachedBytes += block.size;
-		this.cachedBuffers++;
-		return true;
-	}
-
-	/** Removes the least recently cached blocks until at least {@code bytes} are removed or none is left. */
-	synchronized List<Block> removeOldest(long bytes) {
-		List<Cached> all = new ArrayList<>();
-		this.bySize.values().forEach(all::addAll);
-		all.sort((a, b) -> Long.compare(a.stamp(), b.stamp()));
-		List<Block> removed = new ArrayList<>();
-		long covered = 0;
-		for (Cached cached : all) {
-			if (covered >= bytes) {
-				break;
+	/** Caches the block where {@code cache} allows and the tier is open, and frees it otherwise. */
+	@Override
+	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
+		synchronized (this) {
+			if (cache && !this.closed) {
+				this.bySize.computeIfAbsent(block.size, (size) -> new ArrayDeque<>()).addLast(new Cached(block, stamp));
+				this.cachedBytes += block.size;
+				this.cachedBuffers++;
+				return true;
 			}
-			this.bySize.get(cached.block().size).remove(cached);
-			removed.add(uncached(cached.block()));
-			covered += cached.block().size;
 		}
-		this.bySize.values().removeIf(ArrayDeque::isEmpty);
-		return removed;
+		free(block);
+		this.counters.countTrimmed(block.size);
+		return false;
 	}
 
-	/** Removes every block cached at or before {@code cutoff} on the pool's clock. */
-	synchronized List<Block> removeIdle(long cutoff) {
-		List<Block> removed = new ArrayList<>();
-		for (ArrayDeque<Cached> blocks : this.bySize.values()) {
-			for (Iterator<Cached> it = blocks.iterator(); it.hasNext();) {
-				Cached cached = it.next();
-				if (cached.stamp() <= cutoff) {
-					it.remove();
-					removed.add(uncached(cached.block()));
+	/** Frees the least recently cached blocks to the allocator. */
+	@Override
+	public long release(long bytes, long cutoff) {
+		List<Block> released = new ArrayList<>();
+		synchronized (this) {
+			List<Cached> all = new ArrayList<>();
+			this.bySize.values().forEach(all::addAll);
+			all.sort((a, b) -> Long.compare(a.stamp(), b.stamp()));
+			long covered = 0;
+			for (Cached cached : all) {
+				if (covered >= bytes || cached.stamp() > cutoff) {
+					break;
 				}
+				this.bySize.get(cached.block().size).remove(cached);
+				released.add(uncached(cached.block()));
+				covered += cached.block().size;
 			}
+			this.bySize.values().removeIf(ArrayDeque::isEmpty);
 		}
-		this.bySize.values().removeIf(ArrayDeque::isEmpty);
-		return removed;
+		long freed = 0;
+		for (Block block : released) {
+			free(block);
+			freed += block.size;
+		}
+		this.counters.countTrimmed(freed);
+		return freed;
 	}
 
-	/** Takes every cached block out, and caches nothing more. */
-	synchronized List<Block> close() {
-		this.closed = true;
-		return removeIdle(Long.MAX_VALUE);
-	}
-
-	long cachedBytes() {
+	@Override
+	public long cachedBytes() {
 		return this.cachedBytes;
 	}
 
-	long cachedBuffers() {
-		return this.cachedBuffers;
+	@Override
+	public void addCached(long[] buffers, long[] bytes) {
+		buffers[buffers.length - 1] += this.cachedBuffers;
+		bytes[bytes.length - 1] += this.cachedBytes;
+	}
+
+	@Override
+	public void close() {
+		synchronized (this) {
+			this.closed = true;
+		}
+		release(Long.MAX_VALUE, Long.MAX_VALUE);
+	}
+
+	private void free(Block block) {
+		this.blocks.remove(block);
+		this.counters.reserved(-1, -1, block.size);
+		this.allocator.free(block.allocation);
 	}
 
 	private Block uncached(Block block) {

@@ -1,7 +1,6 @@
 package io.gpumem.pool;
 
 import java.lang.ref.ReferenceQueue;
-import java.util.concurrent.atomic.LongAdder;
 
 /**
  * Watches lent buffers for leaks at a pool's {@link LeakDetection} level: at {@code paranoid} every
@@ -25,10 +24,11 @@ final class LeakWatch {
 
 	private final ReferenceQueue<PooledBuffer> queue = new ReferenceQueue<>();
 
-	private final LongAdder leaked = new LongAdder();
+	private final PoolCounters counters;
 
-	LeakWatch(LeakDetection level) {
+	LeakWatch(LeakDetection level, PoolCounters counters) {
 		this.level = level;
+		this.counters = counters;
 	}
 
 	/**
@@ -69,7 +69,7 @@ final class LeakWatch {
 				continue;
 			}
 			release.release(block, leak.stripe);
-			this.leaked.increment();
+			this.counters.countLeak();
 			reclaimed++;
 			LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
 					+ pool + "' became unreachable without close(); its memory was reclaimed."
@@ -77,11 +77,6 @@ final class LeakWatch {
 					leak.site);
 		}
 		return reclaimed;
-	}
-
-	/** Buffers reclaimed so far. */
-	long leaked() {
-		return this.leaked.sum();
 	}
 
 }

@@ -1,25 +1,56 @@
 package io.gpumem.pool;
 
+import java.time.Duration;
+
+import io.gpumem.observation.MemoryObserver;
+import io.gpumem.stream.GpuStream;
+
 /**
- * A pool whose cached memory can be trimmed: what the pressure handler shrinks and the endpoint trims,
- * whether a {@link StratifiedMemoryPool} or a cache built on one idea of it.
+ * A pool that lends buffers of one kind of memory: what transfers, scopes, the reduction cache, devices and
+ * services acquire from, the pressure handler shrinks and the endpoint trims. {@link StratifiedMemoryPool}
+ * is the implementation.
  */
-public interface MemoryPool extends PoolMetric {
-
-	/** Bytes cached, ready to lend: what a trim can give back. */
-	long cachedBytes();
-
-	/** Bytes this pool holds from its allocator. */
-	long reservedBytes();
+public interface MemoryPool extends MemoryCache, AutoCloseable {
 
 	/**
-	 * Releases cached memory, least recently used first, until at most {@code keepBytes} stay cached.
-	 * @return the bytes released to the allocator
-	 * @throws IllegalArgumentException if {@code keepBytes} is negative
+	 * Lends a buffer of {@code bytes} bytes, waiting for memory at most the pool's configured wait.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive
+	 * @throws IllegalStateException if the pool is closed
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if no memory could be had, even after trimming and waiting
 	 */
-	long trim(long keepBytes);
+	PooledBuffer acquire(long bytes);
+
+	/**
+	 * Lends a buffer of {@code bytes} bytes, waiting at most {@code maxWait} for memory to be returned when
+	 * there is none.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive or {@code maxWait} negative
+	 */
+	PooledBuffer acquire(long bytes, Duration maxWait);
+
+	/**
+	 * Lends a buffer of {@code bytes} bytes ordered on {@code stream}: over a stream-ordered allocator a block
+	 * allocated for it is ready in that stream's order, with no wait on the host; use the buffer on that
+	 * stream.
+	 */
+	PooledBuffer acquire(long bytes, GpuStream stream);
+
+	/** A new shelf where a user of this pool sets closed buffers aside by key, at most {@code maxPerKey} a key. */
+	BufferShelf shelf(int maxPerKey);
 
 	/** Adds a listener told of reserved-memory growth and asked to free memory when the allocator refuses. */
 	void addListener(PoolListener listener);
+
+	/** Tells {@code observer} of every miss from now on: the reserve from the allocator, with its retries and wait. */
+	void observeWith(MemoryObserver observer);
+
+	/** Whether {@link #close()} has been called. */
+	boolean isClosed();
+
+	/**
+	 * Gives every cached buffer back to the allocator; buffers still lent go back to it as they are closed.
+	 * Further acquires and trims throw; a second close does nothing.
+	 */
+	@Override
+	void close();
 
 }

@@ -2,7 +2,6 @@ package io.gpumem.pool;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
@@ -24,11 +23,11 @@ final class MemoryWaiters {
 
 	private volatile Thread first;
 
-	private final LongAdder waits = new LongAdder();
+	private final PoolCounters counters;
 
-	private final LongAdder timeouts = new LongAdder();
-
-	private final LongAdder waitNanos = new LongAdder();
+	MemoryWaiters(PoolCounters counters) {
+		this.counters = counters;
+	}
 
 	/** Whether any acquire is waiting; a newcomer that would allocate takes its place behind them. */
 	boolean any() {
@@ -49,52 +48,49 @@ final class MemoryWaiters {
 	 */
 	Block await(long nanos, Supplier<Block> attempt) {
 		long start = System.nanoTime();
-		long end = start + nanos;
-		this.waits.increment();
+		Block block = null;
 		this.waiting.incrementAndGet();
 		try {
+			block = inLine(start + nanos, nanos, attempt);
+			return block;
+		}
+		finally {
+			this.waiting.decrementAndGet();
+			this.counters.countWait(System.nanoTime() - start, block == null);
+		}
+	}
+
+	private Block inLine(long end, long nanos, Supplier<Block> attempt) {
+		try {
 			if (!this.line.tryLock(nanos, TimeUnit.NANOSECONDS)) {
-				this.timeouts.increment();
 				return null;
-			}
-			try {
-				this.first = Thread.currentThread();
-				for (;;) {
-					Block block = attempt.get();
-					if (block != null) {
-						return block;
-					}
-					long left = end - System.nanoTime();
-					if (left <= 0) {
-						this.timeouts.increment();
-						return null;
-					}
-					LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)));
-					if (Thread.currentThread().isInterrupted()) {
-						this.timeouts.increment();
-						return null;
-					}
-				}
-			}
-			finally {
-				this.first = null;
-				this.line.unlock();
 			}
 		}
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
-			this.timeouts.increment();
 			return null;
 		}
-		finally {
-			this.waiting.decrementAndGet();
-			this.waitNanos.add(System.nanoTime() - start);
+		try {
+			this.first = Thread.currentThread();
+			for (;;) {
+				Block block = attempt.get();
+				if (block != null) {
+					return block;
+				}
+				long left = end - System.nanoTime();
+				if (left <= 0) {
+					return null;
+				}
+				LockSupport.parkNanos(this, Math.min(left, TimeUnit.MILLISECONDS.toNanos(POLL_MILLIS)));
+				if (Thread.currentThread().isInterrupted()) {
+					return null;
+				}
+			}
 		}
-	}
-
-	/** What the line has seen so far. */
-	PoolStatistics.Waits statistics() {
-		return new PoolStatistics.Waits(this.waits.sum(), this.timeouts.sum(), this.waitNanos.sum());
+		finally {
+			this.first = null;
+			this.line.unlock();
+		}
 	}
 
 }

@@ -43,7 +43,7 @@ public final class PoolAdvisor {
 			double bestHeld = held;
 			for (int b = 0; b < SizeHistogram.BUCKETS; b++) {
 				long candidate = Arena.spanSize((long) Math.ceil(sizes.meanSize(b)));
-				if (sizes.count(b) == 0 || candidate > StratifiedMemoryPool.FRONT_LIMIT || ladder.contains(candidate)) {
+				if (sizes.count(b) == 0 || candidate > CachePolicy.FRONT_LIMIT || ladder.contains(candidate)) {
 					continue;
 				}
 				ladder.add(candidate);
@@ -82,7 +82,7 @@ public final class PoolAdvisor {
 			if (classBytes == null) {
 				held += sizes.bytes(b);
 			}
-			else if (classBytes <= StratifiedMemoryPool.FRONT_LIMIT) {
+			else if (classBytes <= CachePolicy.FRONT_LIMIT) {
 				held += (double) count * classBytes;
 			}
 			else {

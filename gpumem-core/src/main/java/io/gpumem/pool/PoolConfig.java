@@ -115,25 +115,6 @@ public final class PoolConfig {
 		return this.segmentBytes;
 	}
 
-	/**
-	 * Always 0: pools keep no per-thread caches.
-	 * @deprecated per-thread caches were removed: memory they held was out of reach of trims while its
-	 * thread idled, and on a service's workload they made the pool slower, not faster
-	 */
-	@Deprecated(since = "0.1.0", forRemoval = true)
-	public int threadCacheBuffers() {
-		return 0;
-	}
-
-	/**
-	 * Always 0: pools keep no per-thread caches.
-	 * @deprecated per-thread caches were removed, see {@link #threadCacheBuffers()}
-	 */
-	@Deprecated(since = "0.1.0", forRemoval = true)
-	public long threadCacheBytes() {
-		return 0;
-	}
-
 	private void requireClass(String setting, long size, int count) {
 		if (this.sizeClasses.exactIndexOf(size) < 0) {
 			throw new InvalidSettingException(setting + "[" + ByteSizes.exact(size) + "]", count,
@@ -235,8 +216,8 @@ public final class PoolConfig {
 		}
 
 		/**
-		 * How often an allocation the allocator refuses is retried after freeing cached memory; 3 by default,
-		 * one per step of the pressure handler's out-of-memory chain.
+		 * How often an allocation the allocator refuses is retried after memory is freed, 3 by default: the
+		 * pool's listeners (the pressure handler) decide what each retry frees.
 		 */
 		public Builder oomRetries(int retries) {
 			if (retries < 0) {
@@ -282,16 +263,6 @@ public final class PoolConfig {
 				throw new InvalidSettingException("stripes", stripes, "must lie in [1, 65536]");
 			}
 			this.stripes = (stripes == 1) ? 1 : Integer.highestOneBit(stripes - 1) << 1;
-			return this;
-		}
-
-		/**
-		 * Does nothing: pools keep no per-thread caches. Every cached buffer lies in the striped free
-		 * lists, where any thread's request and any trim reach it.
-		 * @deprecated per-thread caches were removed, see {@link PoolConfig#threadCacheBuffers()}
-		 */
-		@Deprecated(since = "0.1.0", forRemoval = true)
-		public Builder threadCache(int buffersPerClass, long maxBytes) {
 			return this;
 		}
 

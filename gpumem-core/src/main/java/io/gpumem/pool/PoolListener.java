@@ -1,7 +1,7 @@
 package io.gpumem.pool;
 
 /**
- * Told by a {@link StratifiedMemoryPool} of what concerns memory pressure: a miss that reserved more
+ * Told by a {@link MemoryPool} of what concerns memory pressure: a miss that reserved more
  * memory, and an allocation the allocator refused. The pressure handler is one.
  */
 public interface PoolListener {

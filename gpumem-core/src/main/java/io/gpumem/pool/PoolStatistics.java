@@ -6,7 +6,8 @@ import io.gpumem.memory.MemoryKind;
 
 /**
  * An immutable snapshot of a pool: what the endpoint, the metrics binder and the health indicator
- * read. At quiescence {@code inUseBytes + cachedBytes == reservedBytes}.
+ * read. Built by {@link #of}, its totals are the sums of its size-class rows, the requests above the top class
+ * and (for cached bytes) the segments' free bytes, and {@code inUseBytes + cachedBytes == reservedBytes}.
  *
  * @param name the pool's name
  * @param kind the kind of memory it lends
@@ -35,6 +36,26 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 
 	public PoolStatistics {
 		sizeClasses = List.copyOf(sizeClasses);
+	}
+
+	/**
+	 * Statistics whose totals are the sums of {@code sizeClasses} and {@code aboveTopClass}, the cached bytes
+	 * with the free bytes of the {@code segments}, which belong to no class.
+	 */
+	public static PoolStatistics of(String name, MemoryKind kind, List<SizeClassStatistics> sizeClasses,
+			AboveTopClass aboveTopClass, Segments segments, long peakReservedBytes, long trimmedBytes,
+			long allocationFailures, long leakedBuffers, Waits memoryWaits) {
+		AboveTopClass sum = aboveTopClass;
+		for (SizeClassStatistics row : sizeClasses) {
+			sum = new AboveTopClass(sum.requests + row.requests(), sum.hits + row.hits(), sum.misses + row.misses(),
+					sum.returns + row.returns(), sum.inUseBuffers + row.inUseBuffers(),
+					sum.inUseBytes + row.inUseBytes(), sum.cachedBuffers + row.cachedBuffers(),
+					sum.cachedBytes + row.cachedBytes());
+		}
+		long cachedBytes = sum.cachedBytes + segments.freeBytes();
+		return new PoolStatistics(name, kind, sum.requests, sum.hits, sum.misses, sum.returns, sum.inUseBytes,
+				sum.inUseBuffers, cachedBytes, sum.cachedBuffers, sum.inUseBytes + cachedBytes, peakReservedBytes,
+				trimmedBytes, allocationFailures, leakedBuffers, memoryWaits, sizeClasses, aboveTopClass, segments);
 	}
 
 	/** Hits over requests, 0 before the first request. */

@@ -51,7 +51,7 @@ public final class PooledBuffer extends GpuBuffer {
 	}
 
 	/** The pool this buffer came from. */
-	public StratifiedMemoryPool pool() {
+	public MemoryPool pool() {
 		return this.pool;
 	}
 
@@ -92,6 +92,29 @@ public final class PooledBuffer extends GpuBuffer {
 		released.unwatch();
 		this.pool.releaseAfter(released, this.stripe, event);
 		Reference.reachabilityFence(this);
+	}
+
+	/** The stripe of the pool's free lists the block goes back to. */
+	int stripe() {
+		return this.stripe;
+	}
+
+	/**
+	 * Takes the block out of this buffer, which is then closed, for {@code owner} to keep it elsewhere than a
+	 * close would: null when the buffer is closed already.
+	 * @throws IllegalArgumentException if the buffer is another pool's
+	 */
+	Block detach(StratifiedMemoryPool owner) {
+		if (this.pool != owner) {
+			throw new IllegalArgumentException(this + " is not a buffer of pool '" + owner.name() + "'");
+		}
+		Block detached = this.block;
+		if (detached != null) {
+			this.block = null;
+			detached.unwatch();
+		}
+		Reference.reachabilityFence(this);
+		return detached;
 	}
 
 	@Override

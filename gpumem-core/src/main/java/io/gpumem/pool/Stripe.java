@@ -6,9 +6,10 @@ import java.util.List;
 
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
- * pushed, and the counts of the requests and returns made on it, all behind one small spin lock. Only
- * the lock's holder writes, and it writes nothing into the blocks, which two threads may hold side by
- * side in memory; statistics read the counts and sizes without the lock, as recent values.
+ * pushed, and the pool's counts of the requests and returns made on it ({@link PoolCounters.Cell}), all
+ * behind one small spin lock. Only the lock's holder writes, and it writes nothing into the blocks, which two
+ * threads may hold side by side in memory; statistics read the counts and sizes without the lock, as recent
+ * values.
  * <p>
  * Each stack is a ring: lent blocks are pushed and popped at its top, and trims take the least
  * recently used blocks from its bottom. Everything the lock's holder writes is padded by 128 bytes on
@@ -39,8 +40,8 @@ final class Stripe extends StripeState {
 	@SuppressWarnings("unused")
 	private long q01, q02, q03, q04, q05, q06, q07, q08, q09, q10, q11, q12, q13, q14, q15, q16;
 
-	Stripe(int classes) {
-		super(classes, PAD);
+	Stripe(int classes, PoolCounters.Cell counts) {
+		super(classes, counts, PAD);
 		for (int i = 0; i < classes; i++) {
 			this.stacks[i] = new Block[4 + REF_SLACK];
 			this.stamps[i] = new long[4 + LONG_SLACK];
@@ -75,42 +76,6 @@ final class Stripe extends StripeState {
 
 	void unlock() {
 		LOCK.setRelease(this, 0);
-	}
-
-	void countRequest(int classIndex, long bytes) {
-		this.counts[PAD + classIndex]++;
-		this.counts[PAD + 2 * this.classes]++;
-		countSize(bytes);
-	}
-
-	void countSize(long bytes) {
-		int bucket = PAD + 2 * SizeHistogram.bucket(bytes);
-		this.requestSizes[bucket]++;
-		this.requestSizes[bucket + 1] += bytes;
-	}
-
-	void addSizes(long[] counts, long[] bytes) {
-		for (int b = 0; b < counts.length; b++) {
-			counts[b] += this.requestSizes[PAD + 2 * b];
-			bytes[b] += this.requestSizes[PAD + 2 * b + 1];
-		}
-	}
-
-	void countReturn(int classIndex) {
-		this.counts[PAD + this.classes + classIndex]++;
-	}
-
-	long requests(int classIndex) {
-		return this.counts[PAD + classIndex];
-	}
-
-	long returns(int classIndex) {
-		return this.counts[PAD + this.classes + classIndex];
-	}
-
-	/** Requests of every class counted here. */
-	long requests() {
-		return this.counts[PAD + 2 * this.classes];
 	}
 
 	/** Blocks cached in a class. */
@@ -181,14 +146,19 @@ final class Stripe extends StripeState {
 		return block;
 	}
 
-	/** Adds the stamp and size of each cached block, as {@code {stamp, size}}, to {@code stamps}. */
-	void collectStamps(List<long[]> stamps) {
+	/**
+	 * Adds the stamp and size of each block cached at {@code cutoff} or before, as {@code {stamp, size}}, to
+	 * {@code stamps}.
+	 */
+	void collectStamps(List<long[]> stamps, long cutoff) {
 		for (int c = 0; c < this.classes; c++) {
 			Block[] stack = this.stacks[c];
 			int bottom = this.bottoms[PAD + c];
 			for (int i = 0; i < this.sizes[PAD + c]; i++) {
 				int slot = (bottom + i) & (capacity(stack) - 1);
-				stamps.add(new long[] { this.stamps[c][slot], stack[slot].size });
+				if (this.stamps[c][slot] <= cutoff) {
+					stamps.add(new long[] { this.stamps[c][slot], stack[slot].size });
+				}
 			}
 		}
 	}
@@ -240,11 +210,8 @@ abstract class StripeState extends StripePadding {
 
 	final int classes;
 
-	/** Per class, requests counted here, then returns; then the requests of every class together. */
-	final long[] counts;
-
-	/** Requests counted here and their bytes, two longs a {@link SizeHistogram} bucket. */
-	final long[] requestSizes;
+	/** The pool's counts of the requests and returns made on this stripe. */
+	final PoolCounters.Cell counts;
 
 	final Block[][] stacks;
 
@@ -264,10 +231,9 @@ abstract class StripeState extends StripePadding {
 	/** Set by {@link Stripe#close(List)}: the stripe takes no more blocks. */
 	boolean closed;
 
-	StripeState(int classes, int pad) {
+	StripeState(int classes, PoolCounters.Cell counts, int pad) {
 		this.classes = classes;
-		this.counts = new long[pad + 2 * classes + 1 + pad];
-		this.requestSizes = new long[pad + 2 * SizeHistogram.BUCKETS + pad];
+		this.counts = counts;
 		this.stacks = new Block[classes][];
 		this.stamps = new long[classes][];
 		this.bottoms = new int[pad + classes + pad];

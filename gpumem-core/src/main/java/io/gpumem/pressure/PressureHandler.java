@@ -3,8 +3,6 @@ package io.gpumem.pressure;
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -25,7 +23,6 @@ import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolListener;
-import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
  * Watches the utilization of each memory gpumem pools, the device's and the pinned host memory's, and
@@ -39,11 +36,11 @@ import io.gpumem.pool.StratifiedMemoryPool;
  * on the handler's own thread ({@link #start(Duration)}), and there too soon after a registered pool's
  * miss grew its reserved memory: the request thread only signals.
  * <p>
- * When an allocator refuses a registered pool, the handler is the out-of-memory chain: that memory's
- * level becomes OUT_OF_MEMORY (listeners are told), and before each retry of the pool one more step
- * frees cached memory of that memory: the refusing pool's cache (what the request needs), then the other
- * pools' (largest cache first), then every cache entirely; a step that frees nothing goes on to the next
- * at once. The pool retries up to its {@code oomRetries} (3 by default, one per step) before throwing.
+ * When an allocator refuses a registered pool, the handler decides what each of the pool's retries frees:
+ * that memory's level becomes OUT_OF_MEMORY (listeners are told), and each retry takes one more step of
+ * the out-of-memory chain: the refusing pool's cache (what the request needs), then the other pools' (largest
+ * cache first), then every cache entirely; a step that frees nothing goes on to the next at once, and
+ * retries beyond the last step take it again. How many retries there are is the pool's setting alone.
  * Every step is counted in {@link #statistics()}.
  */
 public final class PressureHandler implements PoolListener, AutoCloseable {
@@ -54,7 +51,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 	private final Map<PressureLevel, PressureReaction> reactions;
 
-	private final Map<Memory, Watch> watches = new EnumMap<>(Memory.class);
+	private final Map<Memory, MemoryWatch> watches = new EnumMap<>(Memory.class);
 
 	private final List<PressureListener> listeners = new CopyOnWriteArrayList<>();
 
@@ -87,8 +84,8 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	private PressureHandler(Builder builder) {
 		this.thresholds = builder.thresholds;
 		this.reactions = new EnumMap<>(builder.reactions);
-		this.watches.put(Memory.DEVICE, new Watch(Memory.DEVICE, builder.deviceMemory));
-		this.watches.put(Memory.PINNED, new Watch(Memory.PINNED, builder.pinnedMemory));
+		this.watches.put(Memory.DEVICE, new MemoryWatch(Memory.DEVICE, builder.deviceMemory));
+		this.watches.put(Memory.PINNED, new MemoryWatch(Memory.PINNED, builder.pinnedMemory));
 	}
 
 	/** A handler reading the device's memory from {@code deviceMemory}, such as {@code backend::memoryInfo}. */
@@ -97,11 +94,11 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	}
 
 	/**
-	 * Adds a pool to shrink under the pressure of its kind's memory; a {@link StratifiedMemoryPool} or a
-	 * reduction cache also reports growth and refusals to this handler.
+	 * Adds a pool to shrink under the pressure of its kind's memory, which reports its growth and refusals to
+	 * this handler; what is set aside on its shelves is trimmed with it.
 	 */
 	public void register(MemoryPool pool) {
-		watch(Objects.requireNonNull(pool, "pool").kind()).pools.add(pool);
+		watch(Objects.requireNonNull(pool, "pool").kind()).add(pool);
 		pool.addListener(this);
 	}
 
@@ -147,7 +144,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	public PressureLevel check() {
 		this.checking.lock();
 		try {
-			for (Watch watch : this.watches.values()) {
+			for (MemoryWatch watch : this.watches.values()) {
 				checkLocked(watch);
 			}
 			return level();
@@ -176,7 +173,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 	/** A snapshot of the handler's device level and counters. */
 	public PressureStatistics statistics() {
-		Watch device = this.watches.get(Memory.DEVICE);
+		MemoryWatch device = this.watches.get(Memory.DEVICE);
 		return new PressureStatistics(device.level, device.utilization, this.checks.get(), this.levelChanges.get(),
 				this.shrinks.get(), this.shrunkBytes.get(), this.callbackCalls.get(), this.outOfMemoryRefusals.get(),
 				this.outOfMemoryFreedBytes.get(), this.outOfMemoryFailures.get());
@@ -221,26 +218,15 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
-	/**
-	 * One step of the out-of-memory chain for {@code pool}'s memory: attempt 0 trims what the request
-	 * needs from the refusing pool, attempt 1 about as much from the other pools, largest cache first, and
-	 * later attempts every cache entirely; a step that frees nothing goes on to the next.
-	 */
+	/** The step of the out-of-memory chain of {@code pool}'s memory for retry {@code attempt}. */
 	@Override
 	public long outOfMemory(MemoryPool pool, long requestedBytes, int attempt) {
 		this.outOfMemoryRefusals.incrementAndGet();
-		Watch watch = watch(pool.kind());
+		MemoryWatch watch = watch(pool.kind());
 		this.checking.lock();
 		try {
 			changeLevel(watch, PressureLevel.OUT_OF_MEMORY, watch.read());
-			long freed = 0;
-			for (int step = Math.min(attempt, 2); freed == 0 && step <= 2; step++) {
-				freed = switch (step) {
-					case 0 -> pool.trim(Math.max(0, pool.cachedBytes() - requestedBytes));
-					case 1 -> trimLargestFirst(watch, requestedBytes, pool);
-					default -> trimAll(watch, pool);
-				};
-			}
+			long freed = watch.freeFor(pool, requestedBytes, attempt);
 			this.outOfMemoryFreedBytes.addAndGet(freed);
 			return freed;
 		}
@@ -249,20 +235,12 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
-	private static long trimAll(Watch watch, MemoryPool refusing) {
-		long freed = watch.pools.contains(refusing) ? 0 : refusing.trim(0);
-		for (MemoryPool each : watch.pools) {
-			freed += each.trim(0);
-		}
-		return freed;
-	}
-
 	@Override
 	public void allocationFailed(MemoryPool pool, long requestedBytes) {
 		this.outOfMemoryFailures.incrementAndGet();
 	}
 
-	private void checkLocked(Watch watch) {
+	private void checkLocked(MemoryWatch watch) {
 		MemoryInfo memory = watch.read();
 		if (memory == null) {
 			return;
@@ -271,7 +249,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		PressureLevel now = this.thresholds.levelOf(memory.utilization());
 		changeLevel(watch, now, memory);
 		if (reaction(now) instanceof PressureReaction.Shrink shrink) {
-			long trimmed = shrink(watch, shrink.targetUtilization(), memory);
+			long trimmed = watch.shrink(shrink.targetUtilization(), memory);
 			if (trimmed > 0) {
 				this.shrinks.incrementAndGet();
 				this.shrunkBytes.addAndGet(trimmed);
@@ -281,44 +259,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
-	/** Trims the memory's pools, largest cache first, until utilization is at most the target or nothing is cached. */
-	private long shrink(Watch watch, double target, MemoryInfo before) {
-		long trimmed = 0;
-		MemoryInfo memory = before;
-		for (int pass = 0; pass <= watch.pools.size(); pass++) {
-			long excess = memory.usedBytes() - (long) Math.floor(target * memory.totalBytes());
-			if (excess <= 0) {
-				break;
-			}
-			long released = trimLargestFirst(watch, excess, null);
-			if (released == 0) {
-				break;
-			}
-			trimmed += released;
-			memory = watch.read();
-		}
-		return trimmed;
-	}
-
-	/** Trims about {@code bytes} from the memory's pools but {@code except}, largest cache first. */
-	private static long trimLargestFirst(Watch watch, long bytes, MemoryPool except) {
-		List<MemoryPool> byCache = new ArrayList<>(watch.pools);
-		byCache.remove(except);
-		byCache.sort(Comparator.comparingLong(MemoryPool::cachedBytes).reversed());
-		long released = 0;
-		for (MemoryPool pool : byCache) {
-			if (released >= bytes) {
-				break;
-			}
-			long cached = pool.cachedBytes();
-			if (cached > 0) {
-				released += pool.trim(Math.max(0, cached - (bytes - released)));
-			}
-		}
-		return released;
-	}
-
-	private void changeLevel(Watch watch, PressureLevel now, MemoryInfo memory) {
+	private void changeLevel(MemoryWatch watch, PressureLevel now, MemoryInfo memory) {
 		PressureLevel previous = watch.level;
 		double utilization = (memory != null) ? memory.utilization() : -1;
 		watch.utilization = utilization;
@@ -340,7 +281,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		}
 	}
 
-	private Watch watch(MemoryKind kind) {
+	private MemoryWatch watch(MemoryKind kind) {
 		return this.watches.get(Memory.of(kind));
 	}
 
@@ -423,31 +364,6 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		/** The memory a pool of {@code kind} holds. */
 		public static Memory of(MemoryKind kind) {
 			return (kind == MemoryKind.PINNED) ? PINNED : DEVICE;
-		}
-
-	}
-
-	/** One memory's source of info, level, utilization and pools. */
-	private static final class Watch {
-
-		final Memory memory;
-
-		final Supplier<MemoryInfo> info;
-
-		final List<MemoryPool> pools = new CopyOnWriteArrayList<>();
-
-		volatile PressureLevel level = PressureLevel.NORMAL;
-
-		volatile double utilization = -1;
-
-		Watch(Memory memory, Supplier<MemoryInfo> info) {
-			this.memory = memory;
-			this.info = info;
-		}
-
-		/** The memory's info now, or {@code null} without a source. */
-		MemoryInfo read() {
-			return (this.info != null) ? this.info.get() : null;
 		}
 
 	}

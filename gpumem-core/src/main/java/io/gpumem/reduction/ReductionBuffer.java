@@ -6,14 +6,15 @@ import java.util.Objects;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PooledBuffer;
 import io.gpumem.stream.GpuStream;
 
 /**
  * A device buffer of reduction slots lent by a {@link ReductionBufferCache}, every slot at its op's
  * identity when lent: kernels take it as an argument, the host reads results with
- * {@link #readResult(int, GpuStream)}. Closing it returns it to the cache; one acquired on a stream goes
- * back once that stream's work so far has completed, so that no kernel still writing it meets the next
- * request's reset.
+ * {@link #readResult(int, GpuStream)}. Closing it sets its memory aside for its key; one acquired on a stream
+ * is set aside once that stream's work so far has completed, so that no kernel still writing it meets the
+ * next request's reset.
  */
 public final class ReductionBuffer extends GpuBuffer {
 
@@ -23,12 +24,13 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	private final GpuStream stream;
 
-	private volatile Allocation allocation;
+	/** The device pool's buffer behind this one; null once closed. */
+	private volatile PooledBuffer pooled;
 
-	ReductionBuffer(ReductionBufferCache cache, ReductionKey key, Allocation allocation, GpuStream stream) {
+	ReductionBuffer(ReductionBufferCache cache, ReductionKey key, PooledBuffer pooled, GpuStream stream) {
 		this.cache = cache;
 		this.key = key;
-		this.allocation = allocation;
+		this.pooled = pooled;
 		this.stream = stream;
 	}
 
@@ -49,7 +51,7 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	@Override
 	public boolean isClosed() {
-		return this.allocation == null;
+		return this.pooled == null;
 	}
 
 	/**
@@ -116,10 +118,10 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	@Override
 	public void close() {
-		Allocation released;
+		PooledBuffer released;
 		synchronized (this) {
-			released = this.allocation;
-			this.allocation = null;
+			released = this.pooled;
+			this.pooled = null;
 		}
 		if (released != null) {
 			try {
@@ -135,11 +137,11 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	@Override
 	protected Allocation allocation() {
-		Allocation current = this.allocation;
+		PooledBuffer current = this.pooled;
 		if (current == null) {
 			throw new IllegalStateException("reduction buffer " + this.key + " used after close");
 		}
-		return current;
+		return allocationOf(current);
 	}
 
 	@Override

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.ElementType;
 import io.gpumem.pool.PooledBuffer;
-import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.MemoryPool;
 
 /**
  * A group of buffers from one pool released together: the buffers of one graph traversal, one query,
@@ -27,7 +27,7 @@ public final class MemoryScope implements AutoCloseable {
 
 	private final String name;
 
-	private final StratifiedMemoryPool pool;
+	private final MemoryPool pool;
 
 	private final Set<ScopedBuffer> open;
 
@@ -41,19 +41,19 @@ public final class MemoryScope implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	private MemoryScope(String name, StratifiedMemoryPool pool, int expectedAllocations) {
+	private MemoryScope(String name, MemoryPool pool, int expectedAllocations) {
 		this.name = Objects.requireNonNull(name, "name");
 		this.pool = Objects.requireNonNull(pool, "pool");
 		this.open = ConcurrentHashMap.newKeySet(Math.max(16, expectedAllocations));
 	}
 
 	/** An empty scope over {@code pool}. */
-	public static MemoryScope open(String name, StratifiedMemoryPool pool) {
+	public static MemoryScope open(String name, MemoryPool pool) {
 		return new MemoryScope(name, pool, 16);
 	}
 
 	/** A builder for a scope that knows its workload in advance. */
-	public static Builder builder(String name, StratifiedMemoryPool pool) {
+	public static Builder builder(String name, MemoryPool pool) {
 		return new Builder(name, pool);
 	}
 
@@ -135,13 +135,13 @@ public final class MemoryScope implements AutoCloseable {
 
 		private final String name;
 
-		private final StratifiedMemoryPool pool;
+		private final MemoryPool pool;
 
 		private final List<Long> preallocations = new ArrayList<>();
 
 		private int expectedAllocations = 16;
 
-		private Builder(String name, StratifiedMemoryPool pool) {
+		private Builder(String name, MemoryPool pool) {
 			this.name = name;
 			this.pool = pool;
 		}

@@ -9,7 +9,7 @@ import io.gpumem.memory.MemoryKind;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
 import io.gpumem.pool.PooledBuffer;
-import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.stream.GpuStream;
 
 /**
@@ -22,7 +22,7 @@ import io.gpumem.stream.GpuStream;
  */
 public final class Transfers {
 
-	private final StratifiedMemoryPool staging;
+	private final MemoryPool staging;
 
 	private final Counters uploads = new Counters();
 
@@ -31,7 +31,7 @@ public final class Transfers {
 	private volatile MemoryObserver observer = MemoryObserver.NONE;
 
 	/** Transfers staged in {@code pinnedPool}, a pool of PINNED memory. */
-	public Transfers(StratifiedMemoryPool pinnedPool) {
+	public Transfers(MemoryPool pinnedPool) {
 		if (pinnedPool.kind() != MemoryKind.PINNED) {
 			throw new IllegalArgumentException("transfers are staged in a PINNED pool, not " + pinnedPool.kind());
 		}

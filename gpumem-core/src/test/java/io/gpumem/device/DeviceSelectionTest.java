@@ -1,4 +1,4 @@
-package io.gpumem.backend;
+package io.gpumem.device;
 
 import java.util.List;
 

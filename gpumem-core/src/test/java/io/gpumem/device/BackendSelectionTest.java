@@ -1,8 +1,9 @@
-package io.gpumem.backend;
+package io.gpumem.device;
 
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
+import io.gpumem.backend.BackendType;
 import io.gpumem.cuda.CudaProbe;
 import io.gpumem.cuda.CudaProbeResult;
 import io.gpumem.cuda.CudaUnavailableException;

@@ -1,4 +1,4 @@
-package io.gpumem.backend;
+package io.gpumem.device;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Objects;
 import java.util.function.Supplier;
 
+import io.gpumem.backend.BackendType;
+import io.gpumem.backend.GpuBackend;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.CudaDriver;
@@ -55,28 +57,21 @@ public record BackendSelection(GpuBackend backend, String reason, CudaProbeResul
 
 	/**
 	 * Opens the backend of the given type, probing CUDA through the driver {@code driver} supplies
-	 * (JCuda when {@code null}).
+	 * (JCuda when {@code null}), as {@link #selectAll} opens a selection of that one device.
 	 */
 	public static BackendSelection select(BackendType type, int device, long hostCapacityBytes,
 			long hostPinnedCapacityBytes, Supplier<? extends CudaDriver> driver) {
-		Objects.requireNonNull(type, "backend type");
 		if (device < 0) {
 			throw new InvalidSettingException("device", device, "must be 0 or more");
 		}
-		Supplier<? extends CudaDriver> loader = loader(driver);
-		CudaProbeResult probe = probe(type, device, loader);
-		BackendSelection selection = (probe != null && probe.usable())
-				? new BackendSelection(CudaBackend.open(loader.get(), device), cudaReason(type, probe), probe)
-				: host(0, hostCapacityBytes, hostPinnedCapacityBytes, hostReason(probe), probe);
-		log(selection);
-		return selection;
+		return selectAll(type, DeviceSelection.of(List.of(device)), hostCapacityBytes, hostPinnedCapacityBytes, 1,
+				driver).get(0);
 	}
 
 	/**
 	 * Opens every device {@code devices} selects on one backend: CUDA devices through one driver when the
-	 * probe of the first selected device finds it usable (as {@link #select} decides for one device), or
-	 * emulated devices of the host backend, each with the given capacities: {@code hostDevices} of them, or
-	 * as many as the selection lists when more.
+	 * probe of the first selected device finds it usable, or emulated devices of the host backend, each with
+	 * the given capacities: {@code hostDevices} of them, or as many as the selection lists when more.
 	 * @return a selection per device, in the order selected
 	 * @throws CudaUnavailableException if {@code type} is {@code CUDA} and the first device is not usable
 	 * @throws io.gpumem.config.InvalidSettingException if a selected device does not exist

@@ -1,0 +1,76 @@
+package io.gpumem.pool;
+
+/**
+ * What a pool keeps cached, stated once: which classes the front free lists keep, at most how many blocks
+ * of each ({@code max-cached-buffers}) and how many bytes in all ({@code max-cached}), and which cached class
+ * a miss may borrow from.
+ */
+final class CachePolicy {
+
+	/** Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena. */
+	static final long FRONT_LIMIT = 256L << 10;
+
+	/** A miss may take a cached block of the next class up when that is at most this many times larger. */
+	private static final double MAX_UPGRADE = 1.25;
+
+	private final boolean[] front;
+
+	private final boolean[] upgrades;
+
+	private final long[] maxBuffers;
+
+	private final long maxBytes;
+
+	CachePolicy(PoolConfig config) {
+		SizeClassLadder ladder = config.sizeClasses();
+		int classes = ladder.count();
+		this.front = new boolean[classes];
+		this.maxBuffers = new long[classes];
+		for (int c = 0; c < classes; c++) {
+			this.front[c] = ladder.size(c) <= FRONT_LIMIT;
+			this.maxBuffers[c] = config.maxCachedBuffers().getOrDefault(ladder.size(c), Integer.MAX_VALUE);
+		}
+		this.upgrades = new boolean[classes];
+		for (int c = 0; c + 1 < classes; c++) {
+			this.upgrades[c] = this.front[c + 1] && ladder.size(c + 1) <= MAX_UPGRADE * ladder.size(c);
+		}
+		this.maxBytes = config.maxCachedBytes();
+	}
+
+	/** Whether closed blocks of the class stay cached in the free lists rather than going back to the arena. */
+	boolean front(int classIndex) {
+		return this.front[classIndex];
+	}
+
+	/** Whether a miss of the class may take a cached block of the next class. */
+	boolean upgrades(int classIndex) {
+		return this.upgrades[classIndex];
+	}
+
+	/** The most bytes cached in all. */
+	long maxBytes() {
+		return this.maxBytes;
+	}
+
+	/**
+	 * How many more blocks of {@code blockSize} bytes of a class (-1 above the top) may be cached, with
+	 * {@code cachedInClass} of the class and {@code cachedBytes} in all cached now; the count cap holds for
+	 * the front's classes only, the only ones that cache by the block.
+	 */
+	long room(int classIndex, long blockSize, long cachedInClass, long cachedBytes) {
+		long room = byteRoom(blockSize, cachedBytes);
+		return (classIndex >= 0 && this.front[classIndex])
+				? Math.min(room, Math.max(0, this.maxBuffers[classIndex] - cachedInClass)) : room;
+	}
+
+	/** How many more blocks of {@code blockSize} bytes {@code max-cached} leaves room for, {@code cachedBytes} cached now. */
+	long byteRoom(long blockSize, long cachedBytes) {
+		return Math.max(0, this.maxBytes - cachedBytes) / blockSize;
+	}
+
+	/** Bytes cached beyond {@code max-cached}, which free segments give back. */
+	long excess(long cachedBytes) {
+		return cachedBytes - this.maxBytes;
+	}
+
+}

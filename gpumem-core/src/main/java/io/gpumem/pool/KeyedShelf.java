@@ -1,0 +1,189 @@
+package io.gpumem.pool;
+
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLongArray;
+
+/**
+ * A pool's tier of blocks set aside by key ({@link BufferShelf}): a stack per key, the most recently set
+ * aside lent first, trimmed least recently set aside first across all keys. One lock guards the stacks;
+ * the counts per key and per class are read without it.
+ */
+final class KeyedShelf implements BufferShelf, Tier {
+
+	private final StratifiedMemoryPool pool;
+
+	private final LeakWatch leaks;
+
+	private final Tiers tiers;
+
+	private final int maxPerKey;
+
+	private final Map<Object, ArrayDeque<Kept>> byKey = new HashMap<>();
+
+	private final Map<Object, AtomicInteger> counts = new ConcurrentHashMap<>();
+
+	private final AtomicLongArray buffers;
+
+	private final AtomicLongArray bytes;
+
+	private volatile long cachedBytes;
+
+	private boolean closed;
+
+	KeyedShelf(StratifiedMemoryPool pool, LeakWatch leaks, Tiers tiers, int maxPerKey, int slots) {
+		if (maxPerKey < 0) {
+			throw new IllegalArgumentException("a shelf keeps 0 or more buffers per key, not " + maxPerKey);
+		}
+		this.pool = pool;
+		this.leaks = leaks;
+		this.tiers = tiers;
+		this.maxPerKey = maxPerKey;
+		this.buffers = new AtomicLongArray(slots);
+		this.bytes = new AtomicLongArray(slots);
+	}
+
+	@Override
+	public PooledBuffer take(Object key) {
+		Kept kept;
+		synchronized (this) {
+			ArrayDeque<Kept> stack = this.byKey.get(key);
+			kept = (stack != null) ? stack.pollLast() : null;
+			if (kept == null) {
+				return null;
+			}
+			removed(key, kept);
+		}
+		ThreadState thread = ThreadState.current();
+		this.tiers.countRequest(kept.block.classIndex, kept.requestedBytes, thread.stripe);
+		return this.leaks.lend(this.pool, kept.block, kept.requestedBytes, thread, thread.stripe, false);
+	}
+
+	@Override
+	public boolean put(Object key, PooledBuffer buffer) {
+		int home = buffer.stripe();
+		Block block = buffer.detach(this.pool);
+		if (block == null) {
+			return false;
+		}
+		if (this.tiers.mayShelve(block) && keep(key, block, buffer.size())) {
+			this.tiers.countReturn(block, home);
+			return true;
+		}
+		this.pool.release(block, home);
+		return false;
+	}
+
+	private synchronized boolean keep(Object key, Block block, long requestedBytes) {
+		ArrayDeque<Kept> stack = this.byKey.computeIfAbsent(key, (k) -> new ArrayDeque<>());
+		if (this.closed || stack.size() >= this.maxPerKey) {
+			if (stack.isEmpty()) {
+				this.byKey.remove(key);
+			}
+			return false;
+		}
+		stack.addLast(new Kept(key, block, requestedBytes, this.tiers.tick()));
+		this.counts.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
+		count(block, 1);
+		return true;
+	}
+
+	@Override
+	public int count(Object key) {
+		AtomicInteger count = this.counts.get(key);
+		return (count != null) ? count.get() : 0;
+	}
+
+	@Override
+	public long trim(long keepBytes) {
+		if (keepBytes < 0) {
+			throw new IllegalArgumentException("trim target must not be negative: " + keepBytes + " bytes");
+		}
+		List<Block> removed = removeOldest(this.cachedBytes - keepBytes, Long.MAX_VALUE);
+		long bytes = removed.stream().mapToLong((block) -> block.size).sum();
+		this.tiers.takeBack(removed, bytes, this.tiers.tick());
+		return bytes;
+	}
+
+	/** Takes nothing for a request: what lies here is lent by key only. */
+	@Override
+	public Block take(int classIndex, long size, int home) {
+		return null;
+	}
+
+	/** Keeps nothing handed to it: blocks come here by key only, and go on to the tier beneath. */
+	@Override
+	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
+		this.tiers.takeBack(List.of(block), 0, stamp);
+		return false;
+	}
+
+	/** Lets go of the blocks set aside least recently, whatever their key. */
+	@Override
+	public long release(long bytes, long cutoff) {
+		return this.tiers.takeBack(removeOldest(bytes, cutoff), bytes, cutoff);
+	}
+
+	@Override
+	public long cachedBytes() {
+		return this.cachedBytes;
+	}
+
+	@Override
+	public void addCached(long[] buffers, long[] bytes) {
+		for (int s = 0; s < buffers.length; s++) {
+			buffers[s] += this.buffers.get(s);
+			bytes[s] += this.bytes.get(s);
+		}
+	}
+
+	@Override
+	public void close() {
+		synchronized (this) {
+			this.closed = true;
+		}
+		release(Long.MAX_VALUE, Long.MAX_VALUE);
+	}
+
+	private synchronized List<Block> removeOldest(long bytes, long cutoff) {
+		List<Kept> all = new ArrayList<>();
+		this.byKey.values().forEach(all::addAll);
+		all.sort((a, b) -> Long.compare(a.stamp, b.stamp));
+		List<Block> removed = new ArrayList<>();
+		long covered = 0;
+		for (Kept kept : all) {
+			if (covered >= bytes || kept.stamp > cutoff) {
+				break;
+			}
+			this.byKey.get(kept.key).remove(kept);
+			removed(kept.key, kept);
+			removed.add(kept.block);
+			covered += kept.block.size;
+		}
+		return removed;
+	}
+
+	private void removed(Object key, Kept kept) {
+		if (this.byKey.get(key).isEmpty()) {
+			this.byKey.remove(key);
+		}
+		this.counts.get(key).decrementAndGet();
+		count(kept.block, -1);
+	}
+
+	private void count(Block block, int delta) {
+		int slot = (block.classIndex < 0) ? this.buffers.length() - 1 : block.classIndex;
+		this.buffers.addAndGet(slot, delta);
+		this.bytes.addAndGet(slot, delta * block.size);
+		this.cachedBytes += delta * block.size;
+	}
+
+	private record Kept(Object key, Block block, long requestedBytes, long stamp) {
+	}
+
+}

@@ -1,0 +1,39 @@
+package io.gpumem.pool;
+
+import java.util.Optional;
+
+/**
+ * Memory kept ready to lend, which a trim gives back: a pool, or a cache over one (the reduction cache). What
+ * the endpoint lists and trims, and what the meters and the health indicator read.
+ */
+public interface MemoryCache extends PoolMetric, AutoCloseable {
+
+	/** Bytes cached, ready to lend: what a trim can give back. */
+	long cachedBytes();
+
+	/** Bytes held: lent out and cached. */
+	long reservedBytes();
+
+	/** Bytes lent out: those held and not cached. */
+	@Override
+	default long usedBytes() {
+		return Math.max(0, reservedBytes() - cachedBytes());
+	}
+
+	/**
+	 * Releases cached memory, least recently used first, until at most {@code keepBytes} stay cached.
+	 * @return the bytes released
+	 * @throws IllegalArgumentException if {@code keepBytes} is negative
+	 */
+	long trim(long keepBytes);
+
+	/** The settings this cache's recorded use says would have done better; empty for one that records none. */
+	default Optional<PoolAdvice> advice() {
+		return Optional.empty();
+	}
+
+	/** Gives back what it caches; what is still lent goes back as it is closed. A second close does nothing. */
+	@Override
+	void close();
+
+}

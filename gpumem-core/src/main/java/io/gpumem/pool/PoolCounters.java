@@ -1,0 +1,261 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.atomic.LongAdder;
+
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * Every count a pool keeps, and the one place its statistics are assembled. Counts are kept per slot: one
+ * per size class and a last one ({@link #slot}) for the requests above the top class.
+ * <p>
+ * Requests, returns and the sizes requested are counted on the stripe of the thread that made them, under
+ * that stripe's lock, which the request holds anyway ({@link Cell}): the hot path's only writes besides the
+ * free list itself. The rest are counted where memory is reserved, given back or refused, off the hot path.
+ * Nothing here takes a lock: a {@link #snapshot} reads recent values, exact once no thread acquires or
+ * releases, and its totals are the sums of its rows, so its rows always add up to them.
+ */
+final class PoolCounters {
+
+	/** Padding, in array elements, at both ends of what a stripe's lock holder writes. */
+	private static final int PAD = 16;
+
+	private final int classes;
+
+	private final Cell[] cells;
+
+	private final AtomicLongArray reservedBuffers;
+
+	private final AtomicLongArray reservedBytes;
+
+	private final AtomicLongArray misses;
+
+	/** Per slot, the most buffers reserved when none was cached: the most the class had in use at once. */
+	private final AtomicLongArray peakBuffers;
+
+	/** Per slot, the misses that raised {@link #peakBuffers}: those a warm-up would have served. */
+	private final AtomicLongArray coldMisses;
+
+	private final AtomicLong peakReservedBytes = new AtomicLong();
+
+	private final LongAdder trimmedBytes = new LongAdder();
+
+	private final LongAdder allocationFailures = new LongAdder();
+
+	private final LongAdder leakedBuffers = new LongAdder();
+
+	private final LongAdder missNanos = new LongAdder();
+
+	private final LongAdder waits = new LongAdder();
+
+	private final LongAdder waitTimeouts = new LongAdder();
+
+	private final LongAdder waitNanos = new LongAdder();
+
+	PoolCounters(int classes, int stripes) {
+		this.classes = classes;
+		this.cells = new Cell[stripes];
+		for (int i = 0; i < stripes; i++) {
+			this.cells[i] = new Cell(classes);
+		}
+		this.reservedBuffers = new AtomicLongArray(classes + 1);
+		this.reservedBytes = new AtomicLongArray(classes + 1);
+		this.misses = new AtomicLongArray(classes + 1);
+		this.peakBuffers = new AtomicLongArray(classes + 1);
+		this.coldMisses = new AtomicLongArray(classes + 1);
+	}
+
+	/** The slot of a class, or for -1 that of the requests above the top class: the last. */
+	private int slot(int classIndex) {
+		return slot(classIndex, this.classes);
+	}
+
+	private static int slot(int classIndex, int classes) {
+		return (classIndex < 0) ? classes : classIndex;
+	}
+
+	/** Blocks reserved for a class (-1 above the top), lent or cached. */
+	long reservedBuffers(int classIndex) {
+		return this.reservedBuffers.get(slot(classIndex));
+	}
+
+	/** Bytes of the blocks reserved for a class (-1 above the top), lent or cached. */
+	long reservedBytes(int classIndex) {
+		return this.reservedBytes.get(slot(classIndex));
+	}
+
+	/** Slots per class-indexed array: the classes and the one above the top class. */
+	int slots() {
+		return this.classes + 1;
+	}
+
+	/** The counts of stripe {@code index}, to write only under that stripe's lock. */
+	Cell cell(int index) {
+		return this.cells[index];
+	}
+
+	/** Books a block of {@code bytes} reserved for a class (-1 above the top), or given back for a negative count. */
+	void reserved(int classIndex, int buffers, long bytes) {
+		int slot = slot(classIndex);
+		this.reservedBuffers.addAndGet(slot, buffers);
+		this.reservedBytes.addAndGet(slot, (long) buffers * bytes);
+	}
+
+	/** Raises the peak of the bytes the pool holds to {@code reservedBytes}. */
+	void notePeak(long reservedBytes) {
+		this.peakReservedBytes.accumulateAndGet(reservedBytes, Math::max);
+	}
+
+	void countMiss(int classIndex) {
+		this.misses.incrementAndGet(slot(classIndex));
+	}
+
+	/**
+	 * After a request found no cached block and got one cut or allocated: every block of the class is in use
+	 * (none was cached), so the blocks reserved are the class's use at that moment. A request that allocated
+	 * and raised the peak is a cold miss.
+	 */
+	void countUse(int classIndex, boolean allocated) {
+		int slot = slot(classIndex);
+		long buffers = this.reservedBuffers.get(slot);
+		long peak;
+		do {
+			peak = this.peakBuffers.get(slot);
+			if (buffers <= peak) {
+				return;
+			}
+		}
+		while (!this.peakBuffers.compareAndSet(slot, peak, buffers));
+		if (allocated) {
+			this.coldMisses.incrementAndGet(slot);
+		}
+	}
+
+	void countTrimmed(long bytes) {
+		this.trimmedBytes.add(bytes);
+	}
+
+	void countAllocationFailure() {
+		this.allocationFailures.increment();
+	}
+
+	void countLeak() {
+		this.leakedBuffers.increment();
+	}
+
+	void countMissNanos(long nanos) {
+		this.missNanos.add(nanos);
+	}
+
+	/** Counts a wait for memory that took {@code nanos}, served or, when {@code timedOut}, not. */
+	void countWait(long nanos, boolean timedOut) {
+		this.waits.increment();
+		this.waitNanos.add(nanos);
+		if (timedOut) {
+			this.waitTimeouts.increment();
+		}
+	}
+
+	long missNanos() {
+		return this.missNanos.sum();
+	}
+
+	/**
+	 * The pool's statistics, from these counts and what its tiers keep: {@code cachedBuffers} and
+	 * {@code cachedBytes} per slot, and the arena's {@code segments}, whose free bytes belong to no class.
+	 */
+	PoolStatistics snapshot(String pool, MemoryKind kind, SizeClassLadder ladder, long[] cachedBuffers,
+			long[] cachedBytes, PoolStatistics.Segments segments) {
+		long[] requests = new long[this.classes + 1];
+		long[] returns = new long[this.classes + 1];
+		for (Cell cell : this.cells) {
+			cell.addCounts(requests, returns);
+		}
+		List<SizeClassStatistics> rows = new ArrayList<>(this.classes + 1);
+		for (int s = 0; s <= this.classes; s++) {
+			long misses = this.misses.get(s);
+			rows.add(new SizeClassStatistics((s < this.classes) ? ladder.size(s) : 0, requests[s],
+					Math.max(0, requests[s] - misses), misses, returns[s],
+					Math.max(0, this.reservedBuffers.get(s) - cachedBuffers[s]),
+					Math.max(0, this.reservedBytes.get(s) - cachedBytes[s]), cachedBuffers[s], cachedBytes[s]));
+		}
+		SizeClassStatistics top = rows.remove(this.classes);
+		return PoolStatistics.of(pool, kind, rows,
+				new PoolStatistics.AboveTopClass(top.requests(), top.hits(), top.misses(), top.returns(),
+						top.inUseBuffers(), top.inUseBytes(), top.cachedBuffers(), top.cachedBytes()),
+				segments, this.peakReservedBytes.get(), this.trimmedBytes.sum(), this.allocationFailures.sum(),
+				this.leakedBuffers.sum(),
+				new PoolStatistics.Waits(this.waits.sum(), this.waitTimeouts.sum(), this.waitNanos.sum()));
+	}
+
+	/** What the pool recorded of its use, for {@link PoolAdvisor}: these counts with the statistics' totals. */
+	PoolHistory history(PoolStatistics statistics, SizeClassLadder ladder, long maxCachedBytes) {
+		long[] counts = new long[SizeHistogram.BUCKETS];
+		long[] bytes = new long[SizeHistogram.BUCKETS];
+		for (Cell cell : this.cells) {
+			cell.addSizes(counts, bytes);
+		}
+		List<PoolHistory.ClassUse> uses = new ArrayList<>(this.classes);
+		for (int c = 0; c < this.classes; c++) {
+			uses.add(new PoolHistory.ClassUse(ladder.size(c), this.misses.get(c), this.coldMisses.get(c),
+					this.peakBuffers.get(c)));
+		}
+		return new PoolHistory(statistics.name(), new SizeHistogram(counts, bytes), uses, statistics.requests(),
+				statistics.hits(), maxCachedBytes, statistics.peakReservedBytes());
+	}
+
+	/**
+	 * The counts of one stripe: per slot the requests and returns, and the sizes requested, two longs a
+	 * {@link SizeHistogram} bucket. Only the holder of the stripe's lock writes them; each array is padded by
+	 * 128 bytes at both ends, so that two threads counting on two stripes never write one cache line.
+	 */
+	static final class Cell {
+
+		private final int classes;
+
+		private final long[] requests;
+
+		private final long[] returns;
+
+		private final long[] sizes;
+
+		Cell(int classes) {
+			this.classes = classes;
+			this.requests = new long[PAD + classes + 1 + PAD];
+			this.returns = new long[PAD + classes + 1 + PAD];
+			this.sizes = new long[PAD + 2 * SizeHistogram.BUCKETS + PAD];
+		}
+
+		/** Counts a request of {@code bytes} of a class, or above the top class for -1. */
+		void request(int classIndex, long bytes) {
+			this.requests[PAD + slot(classIndex, this.classes)]++;
+			int bucket = PAD + 2 * SizeHistogram.bucket(bytes);
+			this.sizes[bucket]++;
+			this.sizes[bucket + 1] += bytes;
+		}
+
+		/** Counts a block of a class, or above the top class for -1, returned. */
+		void returned(int classIndex) {
+			this.returns[PAD + slot(classIndex, this.classes)]++;
+		}
+
+		private void addCounts(long[] requests, long[] returns) {
+			for (int s = 0; s < requests.length; s++) {
+				requests[s] += this.requests[PAD + s];
+				returns[s] += this.returns[PAD + s];
+			}
+		}
+
+		private void addSizes(long[] counts, long[] bytes) {
+			for (int b = 0; b < counts.length; b++) {
+				counts[b] += this.sizes[PAD + 2 * b];
+				bytes[b] += this.sizes[PAD + 2 * b + 1];
+			}
+		}
+
+	}
+
+}

@@ -1,0 +1,41 @@
+package io.gpumem.pool;
+
+/**
+ * One place a pool keeps memory ready to lend: the front free lists, the arena's free spans, the large blocks,
+ * a shelf. The pool takes from its tiers in order before it allocates, gives a returned block to the tier it
+ * belongs to, and trims by asking each tier in turn to release what it keeps, least recently used first.
+ * What a tier lets go goes to the one beneath it: the free lists' and shelves' blocks to the arena (or, above
+ * the top class, to the large blocks), the arena's whole free segments and the large blocks to the allocator.
+ */
+interface Tier {
+
+	/**
+	 * A block this tier keeps for a request of a class (-1 above the top class) and of {@code size} bytes,
+	 * taken out; {@code home} is the stripe of the requesting thread. Null when it keeps none that fits.
+	 */
+	Block take(int classIndex, long size, int home);
+
+	/**
+	 * Takes back a block returned at {@code stamp} on the pool's clock: keeps it where {@code cache} allows and
+	 * the tier is open, and hands it to the tier beneath otherwise.
+	 * @return whether this tier kept it
+	 */
+	boolean giveBack(Block block, int home, long stamp, boolean cache);
+
+	/**
+	 * Lets go of about {@code bytes} of what it keeps, least recently used first, only what it has kept since
+	 * {@code cutoff} or before on the pool's clock.
+	 * @return the bytes the allocator got back
+	 */
+	long release(long bytes, long cutoff);
+
+	/** Bytes kept, ready to lend; a recent value while threads acquire and release. */
+	long cachedBytes();
+
+	/** Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}. */
+	void addCached(long[] buffers, long[] bytes);
+
+	/** Lets go of everything it keeps and keeps nothing more. */
+	void close();
+
+}

@@ -1,0 +1,264 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+
+/**
+ * A pool's tiers and the routes between them. A request's block is looked for in the tiers in order (its
+ * class's free list, the next class's where the policy lets a miss borrow it, the arena's free spans; above
+ * the top class the large blocks) before the allocator is asked for a new one; a returned block goes through
+ * the free lists, which count it and keep it where the {@link CachePolicy} allows, and on to the arena or
+ * the large blocks; a trim asks each tier in {@link #trimOrder() declared order} to let go of what it keeps
+ * until the pool caches no more than it should.
+ */
+final class Tiers {
+
+	private final SizeClassLadder ladder;
+
+	private final CachePolicy policy;
+
+	private final PoolCounters counters;
+
+	private final Arena arena;
+
+	private final LargeBlocks large;
+
+	private final FreeLists front;
+
+	/** The shelves of the pool's users, trimmed first. */
+	private final List<KeyedShelf> shelves = new CopyOnWriteArrayList<>();
+
+	/**
+	 * The recency clock, which stamps what the tiers keep: it ticks on every slow path and maintenance run, so
+	 * blocks kept between two ticks are ordered by stack position, not by time.
+	 */
+	private volatile long clock = System.nanoTime();
+
+	Tiers(MemoryAllocator allocator, PoolConfig config, PoolCounters counters) {
+		this.ladder = config.sizeClasses();
+		this.policy = new CachePolicy(config);
+		this.counters = counters;
+		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
+				counters);
+		this.large = new LargeBlocks(allocator, counters);
+		this.front = new FreeLists(this.ladder, config.stripes(), counters, this.arena, this.large);
+	}
+
+	/** The bytes a request of a class (-1 above the top) asks of the tiers: its class up to the front's limit, else its size. */
+	long blockSize(int classIndex, long bytes) {
+		return (classIndex >= 0 && this.policy.front(classIndex)) ? this.ladder.size(classIndex) : bytes;
+	}
+
+	/**
+	 * The hit path: counts the request of {@code bytes} of a class (-1 above the top) on stripe {@code home},
+	 * and for a class the free lists keep, takes a cached block of it; null when there is none.
+	 */
+	Block hit(int classIndex, long bytes, int home) {
+		if (classIndex >= 0 && this.policy.front(classIndex)) {
+			return this.front.acquire(classIndex, bytes, home);
+		}
+		this.front.countRequest(classIndex, bytes, home);
+		return null;
+	}
+
+	/** Counts a request served from a shelf. */
+	void countRequest(int classIndex, long bytes, int home) {
+		this.front.countRequest(classIndex, bytes, home);
+	}
+
+	/**
+	 * A block the tiers keep for a request of {@code size} bytes ({@link #blockSize}) that missed the hit path,
+	 * in their order, the class's own free list only when blocks have come back since ({@code returned}); null
+	 * when the allocator must be asked.
+	 */
+	Block cached(int classIndex, long size, int home, boolean returned) {
+		if (classIndex < 0) {
+			return this.large.take(classIndex, size, home);
+		}
+		Block block = (returned && this.policy.front(classIndex)) ? this.front.take(classIndex, size, home) : null;
+		if (block == null && this.policy.upgrades(classIndex)) {
+			block = this.front.take(classIndex + 1, size, home);
+		}
+		return (block != null) ? block : this.arena.take(classIndex, size, home);
+	}
+
+	/**
+	 * A new block from the allocator: cut from a new segment of the arena, or above the top class a block of
+	 * its own.
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
+	 */
+	Block allocate(int classIndex, long size) {
+		Block block = (classIndex < 0) ? this.large.allocate(size) : this.arena.allocate(classIndex, size);
+		this.counters.notePeak(reservedBytes());
+		return block;
+	}
+
+	/**
+	 * Warms a class with up to {@code count} blocks, as far as the policy allows: cached in the free lists
+	 * for a front class, free in new segments for another.
+	 * @return how many were added
+	 */
+	int warm(int classIndex, int count) {
+		long stamp = tick();
+		long classSize = this.ladder.size(classIndex);
+		long room = this.policy.room(classIndex, Arena.spanSize(classSize), this.front.cachedBuffers(classIndex),
+				cachedBytes());
+		int added = (int) Math.min(count, room);
+		if (!this.policy.front(classIndex)) {
+			this.arena.grow(classSize, added);
+		}
+		for (int i = 0; this.policy.front(classIndex) && i < added; i++) {
+			Block block = allocate(classIndex, classSize);
+			if (!this.front.add(block, stamp, i)) {
+				this.arena.giveBack(block, -1, stamp, false);
+			}
+		}
+		this.counters.notePeak(reservedBytes());
+		return added;
+	}
+
+	/**
+	 * Takes a returned block back from stripe {@code home}, cached where the policy allows; free segments
+	 * beyond {@code max-cached} go back to the allocator.
+	 */
+	void giveBack(Block block, int home) {
+		if (!this.front.giveBack(block, home, this.clock, mayCache(block))
+				&& reservedBytes() > this.policy.maxBytes()) {
+			long excess = this.policy.excess(cachedBytes());
+			if (excess > 0) {
+				this.arena.release(excess, Long.MAX_VALUE);
+			}
+		}
+	}
+
+	/**
+	 * Whether a returned block may stay cached: a front class's or one above the top class, with room under
+	 * the caps. Where even every block reserved counted as cached leaves room, nothing cached is counted.
+	 */
+	boolean mayCache(Block block) {
+		int classIndex = block.classIndex;
+		if (classIndex >= 0 && !this.policy.front(classIndex)) {
+			return false;
+		}
+		return this.policy.room(classIndex, block.size, this.counters.reservedBuffers(classIndex) - 1,
+				reservedBytes() - block.size) > 0
+				|| this.policy.room(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
+						cachedBytes()) > 0;
+	}
+
+	/** Whether a block set aside on a shelf may stay cached: room under {@code max-cached}. */
+	boolean mayShelve(Block block) {
+		return this.policy.byteRoom(block.size, cachedBytes()) > 0;
+	}
+
+	/**
+	 * Lets go of cached memory, the tiers in {@link #trimOrder()}, each least recently used first, until at
+	 * most {@code keepBytes} stay cached; only what was kept {@code idleNanos} or longer ago on the clock.
+	 * @return the bytes the allocator got back
+	 */
+	synchronized long trim(long keepBytes, long idleNanos) {
+		long cutoff = tick() - idleNanos;
+		long released = 0;
+		for (Tier tier : trimOrder()) {
+			long excess = cachedBytes() - keepBytes;
+			if (excess <= 0) {
+				break;
+			}
+			released += tier.release(excess, cutoff);
+		}
+		return released;
+	}
+
+	/**
+	 * The order a trim goes through the tiers: the shelves (what users set aside), the large blocks (each a
+	 * whole allocation given back), the arena's free segments, then the free lists, whose blocks free segments
+	 * only as their neighbours come free.
+	 */
+	private List<Tier> trimOrder() {
+		List<Tier> order = new ArrayList<>(this.shelves);
+		order.addAll(List.of(this.large, this.arena, this.front));
+		return order;
+	}
+
+	/** A new shelf of the pool's, trimmed first; {@code leaks} watches the buffers it lends again. */
+	KeyedShelf shelf(StratifiedMemoryPool pool, LeakWatch leaks, int maxPerKey) {
+		KeyedShelf shelf = new KeyedShelf(pool, leaks, this, maxPerKey, this.counters.slots());
+		this.shelves.add(shelf);
+		return shelf;
+	}
+
+	/**
+	 * Takes back blocks a shelf lets go of, as free since {@code cutoff}: a class's into the arena, which gives
+	 * back whole free segments until they cover {@code bytes}, one above the top class to the allocator.
+	 * @return the bytes the allocator got back
+	 */
+	long takeBack(List<Block> blocks, long bytes, long cutoff) {
+		List<Block> classBlocks = new ArrayList<>();
+		long freed = 0;
+		for (Block block : blocks) {
+			if (block.classIndex >= 0) {
+				classBlocks.add(block);
+			}
+			else {
+				this.large.giveBack(block, -1, cutoff, false);
+				freed += block.size;
+			}
+		}
+		return freed + this.arena.takeBack(classBlocks, Math.max(0, bytes - freed), cutoff);
+	}
+
+	/** Counts the return of a block that goes onto a shelf rather than back through the free lists. */
+	void countReturn(Block block, int home) {
+		this.front.countReturn(block.classIndex, home);
+	}
+
+	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */
+	long reservedBytes() {
+		return this.arena.segmentBytes() + this.counters.reservedBytes(-1);
+	}
+
+	/** Bytes cached in the free lists and on the shelves: those a trim moves into the arena before it frees them. */
+	long cachedAboveArena() {
+		long cached = this.front.cachedBytes();
+		for (KeyedShelf shelf : this.shelves) {
+			cached += shelf.cachedBytes();
+		}
+		return cached;
+	}
+
+	/** Bytes cached in every tier: exact when no thread is acquiring or releasing, a recent value otherwise. */
+	long cachedBytes() {
+		return cachedAboveArena() + this.arena.cachedBytes() + this.large.cachedBytes();
+	}
+
+	/** The pool's statistics: the counters, with what each tier keeps per class and the arena's segments. */
+	PoolStatistics statistics(String pool, MemoryKind kind) {
+		long[] buffers = new long[this.counters.slots()];
+		long[] bytes = new long[this.counters.slots()];
+		for (Tier tier : trimOrder()) {
+			tier.addCached(buffers, bytes);
+		}
+		return this.counters.snapshot(pool, kind, this.ladder, buffers, bytes, this.arena.segments());
+	}
+
+	long maxCachedBytes() {
+		return this.policy.maxBytes();
+	}
+
+	/** Lets go of everything cached, the shelves first, and caches nothing more. */
+	synchronized void close() {
+		trimOrder().forEach(Tier::close);
+	}
+
+	/** Advances the clock and answers it. */
+	long tick() {
+		long now = Math.max(System.nanoTime(), this.clock + 1);
+		this.clock = now;
+		return now;
+	}
+
+}

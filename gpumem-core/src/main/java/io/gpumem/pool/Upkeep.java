@@ -1,0 +1,111 @@
+package io.gpumem.pool;
+
+import java.util.Iterator;
+import java.util.Queue;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ScheduledFuture;
+
+import io.gpumem.stream.GpuEvent;
+
+/**
+ * What comes back to a pool other than by a close, and what it gives back other than by a trim. Blocks of
+ * buffers closed after stream work ({@link PooledBuffer#closeAfter}) stay lent until the event recorded behind
+ * that work has completed, so that no other work is lent memory a stream may still read or write; blocks of
+ * leaked buffers come back as the {@link LeakWatch} finds them. Misses and trims take them back, and so does
+ * the maintenance run ({@link Maintenance}), which also releases what stayed cached {@code idle-trim-after}.
+ */
+final class Upkeep {
+
+	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+
+	private final String pool;
+
+	private final LeakWatch leaks;
+
+	private final Release release;
+
+	private final Tiers tiers;
+
+	private final long idleTrimNanos;
+
+	private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
+
+	private final ScheduledFuture<?> maintenance;
+
+	private volatile boolean closed;
+
+	/**
+	 * The upkeep of {@code pool}, whose late blocks go back through {@code release} and whose {@code tiers}
+	 * let go of what they kept {@code idleTrimNanos} (0 for never); its maintenance runs until {@link #close()}.
+	 */
+	Upkeep(String pool, LeakWatch leaks, Release release, Tiers tiers, long idleTrimNanos) {
+		this.pool = pool;
+		this.leaks = leaks;
+		this.release = release;
+		this.tiers = tiers;
+		this.idleTrimNanos = idleTrimNanos;
+		this.maintenance = Maintenance.schedule(this::maintain, idleTrimNanos);
+	}
+
+	/** Gives the block back once {@code event} has completed: at once if it has. */
+	void afterEvent(Block block, int stripe, GpuEvent event) {
+		if (event.isComplete()) {
+			event.close();
+			this.release.release(block, stripe);
+		}
+		else {
+			this.pending.add(new Pending(block, stripe, event));
+		}
+	}
+
+	/**
+	 * Gives back the blocks of leaked buffers, and those whose event has completed in the order they were closed.
+	 * @return whether any came back
+	 */
+	boolean takeBack() {
+		int released = this.leaks.reclaim(this.pool, this.release);
+		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
+			Pending next = it.next();
+			if (next.event.isComplete() && this.pending.remove(next)) {
+				next.event.close();
+				this.release.release(next.block, next.stripe);
+				released++;
+			}
+		}
+		return released > 0;
+	}
+
+	/**
+	 * Releases what the tiers kept unused longer than the idle time; nothing when idle trimming is off.
+	 * @return the bytes released to the allocator
+	 */
+	long trimIdle() {
+		return (this.idleTrimNanos == 0 || this.closed) ? 0 : this.tiers.trim(0, this.idleTrimNanos);
+	}
+
+	/** Stops the maintenance and gives back every block, its event complete or not, as a closing pool does. */
+	void close() {
+		this.closed = true;
+		this.maintenance.cancel(false);
+		this.leaks.reclaim(this.pool, this.release);
+		for (Pending next; (next = this.pending.poll()) != null;) {
+			next.event.close();
+			this.release.release(next.block, next.stripe);
+		}
+	}
+
+	private void maintain() {
+		try {
+			this.tiers.tick();
+			takeBack();
+			trimIdle();
+		}
+		catch (RuntimeException ex) {
+			LOGGER.log(System.Logger.Level.WARNING, "Maintenance of pool '" + this.pool + "' failed", ex);
+		}
+	}
+
+	private record Pending(Block block, int stripe, GpuEvent event) {
+	}
+
+}
