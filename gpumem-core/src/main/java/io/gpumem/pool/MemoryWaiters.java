@@ -49,6 +49,7 @@ final class MemoryWaiters {
 	Block await(long nanos, Supplier<Block> attempt) {
 		long start = System.nanoTime();
 		Block block = null;
+		this.counters.countWait();
 		this.waiting.incrementAndGet();
 		try {
 			block = inLine(start + nanos, nanos, attempt);
@@ -56,7 +57,7 @@ final class MemoryWaiters {
 		}
 		finally {
 			this.waiting.decrementAndGet();
-			this.counters.countWait(System.nanoTime() - start, block == null);
+			this.counters.countWaitEnd(System.nanoTime() - start, block == null);
 		}
 	}
 

@@ -150,9 +150,13 @@ final class PoolCounters {
 		this.missNanos.add(nanos);
 	}
 
-	/** Counts a wait for memory that took {@code nanos}, served or, when {@code timedOut}, not. */
-	void countWait(long nanos, boolean timedOut) {
+	/** Counts an acquire that begins to wait for memory. */
+	void countWait() {
 		this.waits.increment();
+	}
+
+	/** Counts the end of a wait for memory that took {@code nanos}, served or, when {@code timedOut}, not. */
+	void countWaitEnd(long nanos, boolean timedOut) {
 		this.waitNanos.add(nanos);
 		if (timedOut) {
 			this.waitTimeouts.increment();

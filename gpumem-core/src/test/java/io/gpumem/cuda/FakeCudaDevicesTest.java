@@ -5,9 +5,9 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.gpumem.backend.BackendSelection;
+import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.BackendType;
-import io.gpumem.backend.DeviceSelection;
+import io.gpumem.device.DeviceSelection;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.device.GpuDevice;
@@ -15,6 +15,7 @@ import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.stream.GpuStream;
 
@@ -116,7 +117,7 @@ class FakeCudaDevicesTest {
 		assertThat(this.devices.peerAccess(first, second)).isFalse();
 		assertThat(driver.calls("cuMemcpyPeerAsync")).isZero();
 		assertThat(this.devices.copyStatistics()).isEqualTo(new GpumemDevices.CopyStatistics(0, 0, 1, 5L << 20));
-		StratifiedMemoryPool staging = first.pinnedPool().orElseThrow();
+		MemoryPool staging = first.pinnedPool().orElseThrow();
 		assertThat(staging.statistics().requests()).isEqualTo(1);
 		assertThat(staging.usedBytes()).isZero();
 	}

@@ -187,7 +187,7 @@ class StreamOrderingTest {
 	 */
 	@Test
 	void everyReductionStartsFromTheIdentityOnTheRequestsStream() {
-		try (ReductionBufferCache reductions = new ReductionBufferCache("reduction", this.device.allocator(),
+		try (ReductionBufferCache reductions = new ReductionBufferCache("reduction", this.device,
 				this.pinned, 4)) {
 			for (int round = 1; round <= 4; round++) {
 				float[] values = new float[256];

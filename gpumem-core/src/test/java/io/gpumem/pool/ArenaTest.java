@@ -7,9 +7,9 @@ import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.allocator.TrackedAllocation;
 import io.gpumem.allocator.TrackingAllocator;
 import io.gpumem.host.HostBackend;
-import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 
@@ -26,122 +26,125 @@ class ArenaTest {
 	private final TrackingAllocator allocator = new TrackingAllocator(
 			new HostBackend(64L << 20).allocator(MemoryKind.DEVICE), false);
 
-	private final Arena arena = new Arena(this.allocator, SEGMENT);
+	private final PoolCounters counters = new PoolCounters(1, 1);
+
+	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters);
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
-		Arena.Span a = this.arena.allocate(100);
-		Arena.Span b = this.arena.allocate(300);
-		assertThat(a.grew).isTrue();
-		assertThat(b.grew).isFalse();
+		Span a = allocate(100);
+		assertThat(this.arena.segments().segments()).isEqualTo(1);
+		Span b = allocate(300);
 		assertThat(a.segment).isSameAs(b.segment);
 		assertThat(a.offset).isZero();
 		assertThat(a.size).isEqualTo(256);
 		assertThat(b.offset).isEqualTo(256);
 		assertThat(b.size).isEqualTo(512);
-		assertThat(this.arena.segments()).isEqualTo(1);
-		assertThat(this.arena.freeBytes()).isEqualTo(SEGMENT - 768);
+		assertThat(this.arena.segments().segments()).isEqualTo(1);
+		assertThat(this.arena.cachedBytes()).isEqualTo(SEGMENT - 768);
 		assertThat(this.allocator.outstanding()).hasSize(1);
+		assertThat(this.counters.reservedBytes(0)).as("the spans booked for their class").isEqualTo(768);
 	}
 
 	@Test
 	void theBestFitIsTheSmallestFreeSpanThatHoldsTheRequest() {
-		List<Arena.Span> spans = cut(4 * KIB, 8 * KIB, 4 * KIB, 2 * KIB, 4 * KIB);
-		this.arena.free(spans.get(1), 0);
-		this.arena.free(spans.get(3), 0);
-		Arena.Span fit = this.arena.take(2 * KIB);
+		List<Span> spans = cut(4 * KIB, 8 * KIB, 4 * KIB, 2 * KIB, 4 * KIB);
+		free(spans.get(1), 0);
+		free(spans.get(3), 0);
+		Span fit = take(2 * KIB);
 		assertThat(fit.offset).as("the 2 KiB hole, not the 8 KiB one").isEqualTo(spans.get(3).offset);
-		Arena.Span next = this.arena.take(6 * KIB);
+		Span next = take(6 * KIB);
 		assertThat(next.offset).as("cut from the front of the 8 KiB hole").isEqualTo(spans.get(1).offset);
-		assertThat(this.arena.take(SEGMENT)).as("nothing free is that large").isNull();
+		assertThat(this.arena.take(0, SEGMENT, 0)).as("nothing free is that large").isNull();
 	}
 
 	@Test
 	void aFreedSpanCoalescesWithBothFreeNeighbours() {
-		List<Arena.Span> spans = cut(4 * KIB, 4 * KIB, 4 * KIB, 4 * KIB, SEGMENT - 16 * KIB);
-		assertThat(this.arena.segments()).as("the last span fills the segment").isEqualTo(1);
-		this.arena.free(spans.get(0), 0);
-		this.arena.free(spans.get(2), 0);
-		assertThat(this.arena.largestFree()).isEqualTo(4 * KIB);
-		this.arena.free(spans.get(1), 0);
-		assertThat(this.arena.largestFree()).as("the first three spans in one run").isEqualTo(12 * KIB);
-		this.arena.free(spans.get(4), 0);
-		assertThat(this.arena.largestFree()).as("the last span alone").isEqualTo(SEGMENT - 16 * KIB);
-		this.arena.free(spans.get(3), 0);
-		assertThat(this.arena.largestFree()).as("the whole segment").isEqualTo(SEGMENT);
-		assertThat(this.arena.freeBytes()).isEqualTo(SEGMENT);
-		assertThat(this.arena.take(SEGMENT).offset).isZero();
+		List<Span> spans = cut(4 * KIB, 4 * KIB, 4 * KIB, 4 * KIB, SEGMENT - 16 * KIB);
+		assertThat(this.arena.segments().segments()).as("the last span fills the segment").isEqualTo(1);
+		free(spans.get(0), 0);
+		free(spans.get(2), 0);
+		assertThat(largestFree()).isEqualTo(4 * KIB);
+		free(spans.get(1), 0);
+		assertThat(largestFree()).as("the first three spans in one run").isEqualTo(12 * KIB);
+		free(spans.get(4), 0);
+		assertThat(largestFree()).as("the last span alone").isEqualTo(SEGMENT - 16 * KIB);
+		free(spans.get(3), 0);
+		assertThat(largestFree()).as("the whole segment").isEqualTo(SEGMENT);
+		assertThat(this.arena.cachedBytes()).isEqualTo(SEGMENT);
+		assertThat(take(SEGMENT).offset).isZero();
 	}
 
 	@Test
 	void onlyWholeFreeSegmentsGoBackAndTheOldestFirst() {
-		Arena.Span first = this.arena.allocate(SEGMENT);
-		Arena.Span second = this.arena.allocate(SEGMENT);
-		Arena.Span third = this.arena.allocate(SEGMENT / 2);
-		Arena.Span pinned = this.arena.allocate(SEGMENT / 4);
-		assertThat(this.arena.segments()).isEqualTo(3);
-		this.arena.free(second, 5);
-		this.arena.free(first, 7);
-		this.arena.free(third, 9);
-		assertThat(this.arena.removeFreeSegments(Long.MAX_VALUE, 6)).as("free since 5 only")
-			.containsExactly(second.segment.allocation);
-		List<Allocation> removed = this.arena.removeFreeSegments(1, Long.MAX_VALUE);
-		assertThat(removed).as("the older of the rest, enough for one byte").containsExactly(first.segment.allocation);
-		assertThat(this.arena.removeFreeSegments(Long.MAX_VALUE, Long.MAX_VALUE)).as("the third holds a lent span")
-			.isEmpty();
-		this.arena.free(pinned, 10);
-		assertThat(this.arena.removeFreeSegments(Long.MAX_VALUE, Long.MAX_VALUE))
-			.containsExactly(third.segment.allocation);
-		assertThat(this.arena.segments()).isZero();
-		assertThat(this.arena.segmentBytes()).isZero();
-		assertThat(this.arena.freeBytes()).isZero();
+		Span first = allocate(SEGMENT);
+		Span second = allocate(SEGMENT);
+		Span third = allocate(SEGMENT / 2);
+		Span pinned = allocate(SEGMENT / 4);
+		assertThat(this.arena.segments().segments()).isEqualTo(3);
+		free(second, 5);
+		free(first, 7);
+		free(third, 9);
+		assertThat(this.arena.release(Long.MAX_VALUE, 6)).as("free since 5 only").isEqualTo(SEGMENT);
+		assertThat(this.allocator.outstanding()).extracting(TrackedAllocation::allocation)
+			.doesNotContain(second.segment.allocation);
+		assertThat(this.arena.release(1, Long.MAX_VALUE)).as("the older of the rest, enough for one byte")
+			.isEqualTo(SEGMENT);
+		assertThat(this.allocator.outstanding()).extracting(TrackedAllocation::allocation)
+			.doesNotContain(first.segment.allocation);
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("the third holds a lent span").isZero();
+		free(pinned, 10);
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(SEGMENT);
+		assertThat(this.allocator.outstanding()).isEmpty();
+		assertThat(this.arena.segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0));
 	}
 
 	@Test
 	void aRequestAboveHalfASegmentGetsASegmentRoundedUpToTheStep() {
-		Arena.Span span = this.arena.allocate(SEGMENT + 1);
+		Span span = allocate(SEGMENT + 1);
 		assertThat(span.size).isEqualTo(SEGMENT + 256);
 		assertThat(span.segment.allocation.size()).isEqualTo(2 * SEGMENT);
-		assertThat(this.arena.freeBytes()).isEqualTo(SEGMENT - 256);
+		assertThat(this.arena.cachedBytes()).isEqualTo(SEGMENT - 256);
 	}
 
 	@Test
 	void aSegmentRefusedWholeFallsBackToTheRequestsSize() {
-		Arena tight = new Arena(new LimitingAllocator(this.allocator, SEGMENT / 2), SEGMENT);
-		Arena.Span span = tight.allocate(10 * KIB);
+		Arena tight = new Arena(new LimitingAllocator(this.allocator, SEGMENT / 2), SEGMENT, this.counters);
+		Span span = tight.allocate(0, 10 * KIB).span;
 		assertThat(span.segment.allocation.size()).isEqualTo(10 * KIB);
-		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(30 * KIB));
-		assertThat(tight.segments()).isEqualTo(1);
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB));
+		assertThat(tight.segments().segments()).isEqualTo(1);
 	}
 
 	@Test
 	void aWarmUpAddsFreeSegmentsWithRoomForTheSpans() {
 		this.arena.grow(20 * KIB, 7);
-		assertThat(this.arena.segments()).as("three spans a segment").isEqualTo(3);
+		assertThat(this.arena.segments().segments()).as("three spans a segment").isEqualTo(3);
 		assertThat(this.arena.segmentBytes()).isEqualTo(3 * SEGMENT);
-		assertThat(this.arena.freeBytes()).isEqualTo(this.arena.segmentBytes());
+		assertThat(this.arena.cachedBytes()).isEqualTo(this.arena.segmentBytes());
 		for (int i = 0; i < 7; i++) {
-			assertThat(this.arena.take(20 * KIB)).isNotNull();
+			assertThat(this.arena.take(0, 20 * KIB, 0)).isNotNull();
 		}
 	}
 
 	@Test
 	void aSpanFreedTwiceIsRefused() {
-		Arena.Span span = this.arena.allocate(KIB);
-		this.arena.free(span, 0);
-		assertThatIllegalStateException().isThrownBy(() -> this.arena.free(span, 0)).withMessageContaining("twice");
+		Block block = this.arena.allocate(0, KIB);
+		this.arena.giveBack(block, 0, 0, false);
+		assertThatIllegalStateException().isThrownBy(() -> this.arena.giveBack(block, 0, 0, false))
+			.withMessageContaining("twice");
 	}
 
 	@Test
 	void randomCutsAndFreesNeverOverlapAndAllCoalesceInTheEnd() {
 		SplittableRandom random = new SplittableRandom(15);
-		List<Arena.Span> lent = new ArrayList<>();
+		List<Span> lent = new ArrayList<>();
 		for (int op = 0; op < 20_000; op++) {
 			if (lent.size() > 200 || (!lent.isEmpty() && random.nextBoolean())) {
-				this.arena.free(lent.remove(random.nextInt(lent.size())), op);
+				free(lent.remove(random.nextInt(lent.size())), op);
 			}
 			else {
-				lent.add(this.arena.allocate(1 + random.nextLong(3 * SEGMENT / 2)));
+				lent.add(allocate(1 + random.nextLong(3 * SEGMENT / 2)));
 			}
 			if (op % 1000 == 0) {
 				assertNoOverlap(lent);
@@ -149,30 +152,47 @@ class ArenaTest {
 		}
 		assertNoOverlap(lent);
 		long lentBytes = lent.stream().mapToLong((span) -> span.size).sum();
-		assertThat(this.arena.freeBytes() + lentBytes).isEqualTo(this.arena.segmentBytes());
-		lent.forEach((span) -> this.arena.free(span, 0));
-		assertThat(this.arena.freeBytes()).isEqualTo(this.arena.segmentBytes());
-		List<Allocation> removed = this.arena.removeFreeSegments(Long.MAX_VALUE, Long.MAX_VALUE);
-		assertThat(removed).as("each coalesced whole").hasSize(this.allocator.outstanding().size());
-		removed.forEach(this.allocator::free);
+		assertThat(this.arena.cachedBytes() + lentBytes).isEqualTo(this.arena.segmentBytes());
+		assertThat(this.counters.reservedBytes(0)).as("booked as lent").isEqualTo(lentBytes);
+		lent.forEach((span) -> free(span, 0));
+		long held = this.arena.segmentBytes();
+		assertThat(this.arena.cachedBytes()).isEqualTo(held);
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("each coalesced whole").isEqualTo(held);
 		assertThat(this.allocator.outstanding()).isEmpty();
+		assertThat(this.counters.reservedBytes(0)).isZero();
 	}
 
-	private List<Arena.Span> cut(long... sizes) {
-		List<Arena.Span> spans = new ArrayList<>();
+	private Span allocate(long bytes) {
+		return this.arena.allocate(0, bytes).span;
+	}
+
+	private Span take(long bytes) {
+		return this.arena.take(0, bytes, 0).span;
+	}
+
+	private void free(Span span, long stamp) {
+		this.arena.giveBack(span.block, 0, stamp, false);
+	}
+
+	private long largestFree() {
+		return this.arena.segments().largestFreeBlock();
+	}
+
+	private List<Span> cut(long... sizes) {
+		List<Span> spans = new ArrayList<>();
 		for (long size : sizes) {
-			spans.add(this.arena.allocate(size));
+			spans.add(allocate(size));
 		}
 		return spans;
 	}
 
-	private static void assertNoOverlap(List<Arena.Span> spans) {
-		List<Arena.Span> sorted = new ArrayList<>(spans);
+	private static void assertNoOverlap(List<Span> spans) {
+		List<Span> sorted = new ArrayList<>(spans);
 		sorted.sort((a, b) -> (a.segment != b.segment) ? Long.compare(a.segment.id, b.segment.id)
 				: Long.compare(a.offset, b.offset));
 		for (int i = 1; i < sorted.size(); i++) {
-			Arena.Span before = sorted.get(i - 1);
-			Arena.Span span = sorted.get(i);
+			Span before = sorted.get(i - 1);
+			Span span = sorted.get(i);
 			if (before.segment == span.segment) {
 				assertThat(before.offset + before.size).as("spans overlap").isLessThanOrEqualTo(span.offset);
 			}

@@ -76,8 +76,8 @@ class PoolAdvisorTest {
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
 				config.build())) {
 			workload(pool);
-			advice = pool.advice();
-			assertThat(pool.requestSizes().total()).isEqualTo(3 * 11);
+			advice = pool.advice().orElseThrow();
+			assertThat(pool.statistics().requests()).isEqualTo(3 * 11);
 		}
 		assertThat(advice.ladder().added()).containsExactly(3072L, 60160L);
 		assertThat(advice.ladder().heldPerLent()).isCloseTo((8 * 4096.0 + 3 * 65536) / (8 * 3000.0 + 3 * 60_000),

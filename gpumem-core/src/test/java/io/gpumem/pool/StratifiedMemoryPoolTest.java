@@ -102,7 +102,7 @@ class StratifiedMemoryPoolTest {
 		assertThat(stats.cachedBytes()).isZero();
 		assertThat(stats.reservedBytes()).isEqualTo(1024);
 		assertThat(stats.sizeClasses()).filteredOn(row -> row.sizeBytes() == 1024).singleElement()
-			.isEqualTo(new SizeClassStatistics(1024, 2, 1, 1, 1, 1, 0));
+			.isEqualTo(new SizeClassStatistics(1024, 2, 1, 1, 1, 1, 1024, 0, 0));
 		second.close();
 		assertThat(pool.statistics().cachedBuffers()).isEqualTo(1);
 		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(1024);

@@ -329,17 +329,18 @@ class PressureHandlerTest {
 	}
 
 	@Test
-	void withTheDefaultsARefusalIsServedByTheOtherDevicePoolsCacheAndTheReductionCacheGetsItToo() {
+	void withTheDefaultsARefusalIsServedByTheOtherDevicePoolsCacheAndTheReductionCacheGetsItThroughItsPool() {
 		LimitingAllocator device = new LimitingAllocator(this.backend.allocator(MemoryKind.DEVICE), 16 * MIB);
 		StratifiedMemoryPool first = new StratifiedMemoryPool(device, PoolConfig.builder("first").build());
 		StratifiedMemoryPool second = new StratifiedMemoryPool(device, PoolConfig.builder("second").build());
 		this.pools.add(first);
 		this.pools.add(second);
 		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build();
-		try (ReductionBufferCache reductions = new ReductionBufferCache("reduction", device,
-				new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED), PoolConfig.builder("pinned").build()),
-				4)) {
-			List.of(first, second, reductions).forEach(handler::register);
+		StratifiedMemoryPool pinned = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
+				PoolConfig.builder("pinned").build());
+		this.pools.add(pinned);
+		try (ReductionBufferCache reductions = new ReductionBufferCache("reduction", second, pinned, 4)) {
+			List.of(first, second).forEach(handler::register);
 			first.warm(4 * MIB, 4);
 			assertThat(device.allocatedBytes()).isEqualTo(16 * MIB);
 			second.acquire(4 * MIB).close();
@@ -350,7 +351,7 @@ class PressureHandlerTest {
 			try (ReductionBuffer sum = reductions.acquire(float.class, 1, ReductionOp.SUM)) {
 				assertThat(sum.readResult(0)).isEqualTo(0f);
 			}
-			assertThat(first.cachedBytes()).as("the reduction cache was served from the device pool's cache")
+			assertThat(first.cachedBytes()).as("the reduction cache's pool was served from the other pool's cache")
 				.isLessThan(16 * MIB);
 			PressureStatistics stats = handler.statistics();
 			assertThat(stats.outOfMemoryRefusals()).isEqualTo(2);

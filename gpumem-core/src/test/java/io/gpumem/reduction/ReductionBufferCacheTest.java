@@ -24,6 +24,7 @@ import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -35,6 +36,8 @@ class ReductionBufferCacheTest {
 
 	private GpuBackend backend;
 
+	private StratifiedMemoryPool device;
+
 	private StratifiedMemoryPool pinned;
 
 	private ReductionBufferCache cache;
@@ -45,16 +48,21 @@ class ReductionBufferCacheTest {
 	}
 
 	private void open(Supplier<GpuBackend> backend) {
+		open(backend, PoolConfig.builder("device"));
+	}
+
+	private void open(Supplier<GpuBackend> backend, PoolConfig.Builder device) {
 		this.backend = backend.get();
+		this.device = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE), device.build());
 		this.pinned = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
 				PoolConfig.builder("pinned").build());
-		this.cache = new ReductionBufferCache("reduction", this.backend.allocator(MemoryKind.DEVICE),
-				this.pinned, 4);
+		this.cache = new ReductionBufferCache("reduction", this.device, this.pinned, 4);
 	}
 
 	@AfterEach
 	void close() {
 		this.cache.close();
+		this.device.close();
 		this.pinned.close();
 		assertThat(this.backend.memoryInfo().usedBytes()).as("everything given back").isZero();
 		this.backend.close();
@@ -77,11 +85,55 @@ class ReductionBufferCacheTest {
 		assertThat(stats.misses()).isEqualTo(2);
 		assertThat(stats.returns()).isEqualTo(3);
 		assertThat(stats.cachedBuffers()).isEqualTo(2);
-		assertThat(stats.cachedBytes()).isEqualTo(32).isEqualTo(stats.reservedBytes());
+		assertThat(stats.cachedBytes()).as("the device pool's 256 B blocks behind them")
+			.isEqualTo(2 * this.device.blockSize(16))
+			.isEqualTo(stats.reservedBytes());
 		assertThat(stats.sizeClasses()).singleElement().satisfies((row) -> {
 			assertThat(row.sizeBytes()).isEqualTo(16);
 			assertThat(row.hits()).isEqualTo(1);
 		});
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void itsBuffersAreTheDevicePoolsCountedThereAndReleasedByItsTrim(Supplier<GpuBackend> backend) {
+		open(backend);
+		long small = this.device.blockSize(16);
+		long large = this.device.blockSize(8 * 100);
+		ReductionBuffer sum = this.cache.acquire(float.class, 4, ReductionOp.SUM);
+		ReductionBuffer max = this.cache.acquire(double.class, 100, ReductionOp.MAX);
+		PoolStatistics lent = this.device.statistics();
+		assertThat(lent.requests()).isEqualTo(2);
+		assertThat(lent.inUseBuffers()).isEqualTo(2);
+		assertThat(lent.inUseBytes()).isEqualTo(small + large);
+		sum.close();
+		max.close();
+		PoolStatistics kept = this.device.statistics();
+		assertThat(kept.inUseBuffers()).as("set aside, not lent").isZero();
+		assertThat(kept.cachedBuffers()).isEqualTo(2);
+		assertThat(kept.sizeClasses()).filteredOn((row) -> row.cachedBuffers() > 0)
+			.extracting(SizeClassStatistics::cachedBytes)
+			.containsExactly(small, large);
+		assertThat(this.cache.cachedBytes()).isEqualTo(small + large);
+		try (ReductionBuffer again = this.cache.acquire(float.class, 4, ReductionOp.SUM)) {
+			PoolStatistics taken = this.device.statistics();
+			assertThat(taken.hits() - kept.hits()).as("taken again from the shelf").isEqualTo(1);
+			assertThat(taken.misses()).isEqualTo(kept.misses());
+		}
+		assertThat(this.device.trim(0)).as("the pool's trim reaches the shelf").isEqualTo(kept.reservedBytes());
+		assertThat(this.device.reservedBytes()).isZero();
+		assertThat(this.cache.cachedBytes()).isZero();
+		assertThat(this.cache.statistics().cachedBuffers()).isZero();
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void theDevicePoolsCapOnCachedBytesHoldsForTheBuffersSetAside(Supplier<GpuBackend> backend) {
+		open(backend, PoolConfig.builder("device").maxCachedBytes(0));
+		this.cache.acquire(float.class, 4, ReductionOp.SUM).close();
+		assertThat(this.cache.statistics().cachedBuffers()).isZero();
+		assertThat(this.cache.statistics().trimmedBytes()).isEqualTo(this.device.blockSize(16));
+		assertThat(this.device.statistics().cachedBytes()).isZero();
 	}
 
 	@ParameterizedTest
@@ -149,11 +201,13 @@ class ReductionBufferCacheTest {
 		}
 		held.forEach(ReductionBuffer::close);
 		PoolStatistics stats = this.cache.statistics();
+		long block = this.device.blockSize(64);
 		assertThat(stats.cachedBuffers()).isEqualTo(4);
-		assertThat(stats.trimmedBytes()).isEqualTo(2 * 64);
-		assertThat(stats.reservedBytes()).isEqualTo(4 * 64);
-		assertThat(this.cache.trim(64)).isEqualTo(3 * 64);
-		assertThat(this.cache.cachedBytes()).isEqualTo(64);
+		assertThat(stats.trimmedBytes()).as("given back to the device pool").isEqualTo(2 * block);
+		assertThat(stats.reservedBytes()).isEqualTo(4 * block);
+		assertThat(this.cache.trim(block)).isEqualTo(3 * block);
+		assertThat(this.cache.cachedBytes()).isEqualTo(block);
+		assertThat(this.device.statistics().inUseBuffers()).as("the device pool lends none of the six").isZero();
 	}
 
 	@ParameterizedTest
