@@ -98,15 +98,18 @@ public final class GpuDevice implements AutoCloseable {
 		return Optional.ofNullable(this.admission);
 	}
 
-	/**
-	 * The device's pools and the reduction cache over them, in the order they are shown and trimmed: device,
-	 * pinned, reduction, unified.
-	 */
-	public List<MemoryCache> pools() {
-		List<MemoryCache> pools = new ArrayList<>(List.of(this.devicePool));
+	/** The device's pools, each lending memory of its own kind: device, pinned, unified. */
+	public List<MemoryPool> memoryPools() {
+		List<MemoryPool> pools = new ArrayList<>(List.of(this.devicePool));
 		pinnedPool().ifPresent(pools::add);
-		reductionCache().ifPresent(pools::add);
 		unifiedPool().ifPresent(pools::add);
+		return pools;
+	}
+
+	/** The device's pools and the reduction cache over the device pool, as they are shown and trimmed. */
+	public List<MemoryCache> pools() {
+		List<MemoryCache> pools = new ArrayList<>(memoryPools());
+		reductionCache().ifPresent(pools::add);
 		return pools;
 	}
 

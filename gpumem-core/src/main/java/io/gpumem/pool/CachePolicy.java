@@ -1,9 +1,11 @@
 package io.gpumem.pool;
 
 /**
- * What a pool keeps cached, stated once: which classes the front free lists keep, at most how many blocks
- * of each ({@code max-cached-buffers}) and how many bytes in all ({@code max-cached}), and which cached class
- * a miss may borrow from.
+ * What a pool keeps cached, stated once: which classes the front free lists keep, at most how many blocks of
+ * each ({@code max-cached-buffers}) and how many bytes ({@code max-cached}), and which cached class a miss may
+ * borrow from. {@code max-cached} acts twice: a block that comes back is kept whole (in the free lists, on a
+ * shelf, above the top class) only while the bytes so kept stay within it, and the arena gives free segments
+ * back while the bytes cached in all, its free spans with them, pass it.
  */
 final class CachePolicy {
 

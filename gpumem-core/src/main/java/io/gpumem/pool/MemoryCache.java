@@ -15,7 +15,6 @@ public interface MemoryCache extends PoolMetric, AutoCloseable {
 	long reservedBytes();
 
 	/** Bytes lent out: those held and not cached. */
-	@Override
 	default long usedBytes() {
 		return Math.max(0, reservedBytes() - cachedBytes());
 	}

@@ -163,16 +163,12 @@ final class PoolCounters {
 		}
 	}
 
-	long missNanos() {
-		return this.missNanos.sum();
-	}
-
 	/**
 	 * The pool's statistics, from these counts and what its tiers keep: {@code cachedBuffers} and
 	 * {@code cachedBytes} per slot, and the arena's {@code segments}, whose free bytes belong to no class.
 	 */
-	PoolStatistics snapshot(String pool, MemoryKind kind, SizeClassLadder ladder, long[] cachedBuffers,
-			long[] cachedBytes, PoolStatistics.Segments segments) {
+	PoolStatistics snapshot(String pool, MemoryKind kind, SizeClassLadder ladder, long maxCachedBytes,
+			long[] cachedBuffers, long[] cachedBytes, PoolStatistics.Segments segments) {
 		long[] requests = new long[this.classes + 1];
 		long[] returns = new long[this.classes + 1];
 		for (Cell cell : this.cells) {
@@ -190,13 +186,13 @@ final class PoolCounters {
 		return PoolStatistics.of(pool, kind, rows,
 				new PoolStatistics.AboveTopClass(top.requests(), top.hits(), top.misses(), top.returns(),
 						top.inUseBuffers(), top.inUseBytes(), top.cachedBuffers(), top.cachedBytes()),
-				segments, this.peakReservedBytes.get(), this.trimmedBytes.sum(), this.allocationFailures.sum(),
-				this.leakedBuffers.sum(),
+				segments, this.missNanos.sum(), this.peakReservedBytes.get(), maxCachedBytes, this.trimmedBytes.sum(),
+				this.allocationFailures.sum(), this.leakedBuffers.sum(),
 				new PoolStatistics.Waits(this.waits.sum(), this.waitTimeouts.sum(), this.waitNanos.sum()));
 	}
 
 	/** What the pool recorded of its use, for {@link PoolAdvisor}: these counts with the statistics' totals. */
-	PoolHistory history(PoolStatistics statistics, SizeClassLadder ladder, long maxCachedBytes) {
+	PoolHistory history(PoolStatistics statistics, SizeClassLadder ladder) {
 		long[] counts = new long[SizeHistogram.BUCKETS];
 		long[] bytes = new long[SizeHistogram.BUCKETS];
 		for (Cell cell : this.cells) {
@@ -208,7 +204,7 @@ final class PoolCounters {
 					this.peakBuffers.get(c)));
 		}
 		return new PoolHistory(statistics.name(), new SizeHistogram(counts, bytes), uses, statistics.requests(),
-				statistics.hits(), maxCachedBytes, statistics.peakReservedBytes());
+				statistics.hits(), statistics.maxCachedBytes(), statistics.peakReservedBytes());
 	}
 
 	/**

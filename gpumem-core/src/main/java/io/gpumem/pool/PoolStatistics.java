@@ -14,6 +14,7 @@ import io.gpumem.memory.MemoryKind;
  * @param requests acquires, including those above the top size class
  * @param hits acquires served from cached memory: the free lists, cached large blocks or free bytes of segments
  * @param misses acquires that went to the allocator ({@code requests == hits + misses})
+ * @param missNanos time misses spent getting memory from the allocator, retries and waits included
  * @param returns buffers closed back to the pool
  * @param inUseBytes bytes of the blocks lent out ({@code reservedBytes - cachedBytes})
  * @param inUseBuffers buffers lent out
@@ -21,6 +22,7 @@ import io.gpumem.memory.MemoryKind;
  * @param cachedBuffers buffers cached
  * @param reservedBytes bytes the pool holds from its allocator
  * @param peakReservedBytes the highest {@code reservedBytes} seen
+ * @param maxCachedBytes the most bytes the pool keeps cached ({@code max-cached}); {@link Long#MAX_VALUE} for no cap
  * @param trimmedBytes bytes given back to the allocator by trims, idle trims and caps
  * @param allocationFailures acquires that failed for want of memory, after retries
  * @param leakedBuffers buffers reclaimed after becoming unreachable without close
@@ -29,10 +31,10 @@ import io.gpumem.memory.MemoryKind;
  * @param aboveTopClass requests above the top size class, and the blocks that serve them
  * @param segments the arena the size classes' blocks are cut from
  */
-public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long returns,
-		long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
-		long peakReservedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits,
-		List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass, Segments segments) {
+public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long missNanos,
+		long returns, long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
+		long peakReservedBytes, long maxCachedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers,
+		Waits memoryWaits, List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass, Segments segments) {
 
 	public PoolStatistics {
 		sizeClasses = List.copyOf(sizeClasses);
@@ -40,11 +42,12 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 
 	/**
 	 * Statistics whose totals are the sums of {@code sizeClasses} and {@code aboveTopClass}, the cached bytes
-	 * with the free bytes of the {@code segments}, which belong to no class.
+	 * with the free bytes of the {@code segments}, which belong to no class; the other figures are the pool's
+	 * as a whole.
 	 */
 	public static PoolStatistics of(String name, MemoryKind kind, List<SizeClassStatistics> sizeClasses,
-			AboveTopClass aboveTopClass, Segments segments, long peakReservedBytes, long trimmedBytes,
-			long allocationFailures, long leakedBuffers, Waits memoryWaits) {
+			AboveTopClass aboveTopClass, Segments segments, long missNanos, long peakReservedBytes,
+			long maxCachedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits) {
 		AboveTopClass sum = aboveTopClass;
 		for (SizeClassStatistics row : sizeClasses) {
 			sum = new AboveTopClass(sum.requests + row.requests(), sum.hits + row.hits(), sum.misses + row.misses(),
@@ -53,9 +56,10 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 					sum.cachedBytes + row.cachedBytes());
 		}
 		long cachedBytes = sum.cachedBytes + segments.freeBytes();
-		return new PoolStatistics(name, kind, sum.requests, sum.hits, sum.misses, sum.returns, sum.inUseBytes,
-				sum.inUseBuffers, cachedBytes, sum.cachedBuffers, sum.inUseBytes + cachedBytes, peakReservedBytes,
-				trimmedBytes, allocationFailures, leakedBuffers, memoryWaits, sizeClasses, aboveTopClass, segments);
+		return new PoolStatistics(name, kind, sum.requests, sum.hits, sum.misses, missNanos, sum.returns,
+				sum.inUseBytes, sum.inUseBuffers, cachedBytes, sum.cachedBuffers, sum.inUseBytes + cachedBytes,
+				peakReservedBytes, maxCachedBytes, trimmedBytes, allocationFailures, leakedBuffers, memoryWaits,
+				sizeClasses, aboveTopClass, segments);
 	}
 
 	/** Hits over requests, 0 before the first request. */

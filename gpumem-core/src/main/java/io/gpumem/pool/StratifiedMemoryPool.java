@@ -83,7 +83,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 				"Pool '%s' (%s) started: %d size classes %s to %s, %s warmed in %d ms, at most %s cached", this.name,
 				allocator.kind(), this.ladder.count(), ByteSizes.format(this.ladder.size(0)),
 				ByteSizes.format(this.ladder.largest()), ByteSizes.format(reservedBytes()),
-				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), ByteSizes.format(maxCachedBytes())));
+				TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start), ByteSizes.format(config.maxCachedBytes())));
 	}
 
 	@Override
@@ -214,7 +214,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public Optional<PoolAdvice> advice() {
-		return Optional.of(PoolAdvisor.advise(this.counters.history(statistics(), this.ladder, maxCachedBytes())));
+		return Optional.of(PoolAdvisor.advise(this.counters.history(statistics(), this.ladder)));
 	}
 
 	/** Bytes cached in all tiers: exact when no thread is acquiring or releasing, a recent value otherwise. */
@@ -226,16 +226,6 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	@Override
 	public long reservedBytes() {
 		return this.tiers.reservedBytes();
-	}
-
-	@Override
-	public long missNanos() {
-		return this.counters.missNanos();
-	}
-
-	@Override
-	public long maxCachedBytes() {
-		return this.tiers.maxCachedBytes();
 	}
 
 	@Override

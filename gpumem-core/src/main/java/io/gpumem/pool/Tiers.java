@@ -98,15 +98,15 @@ final class Tiers {
 	}
 
 	/**
-	 * Warms a class with up to {@code count} blocks, as far as the policy allows: cached in the free lists
-	 * for a front class, free in new segments for another.
+	 * Warms a class with up to {@code count} blocks, as far as the policy allows: kept in the free lists for a
+	 * front class, free in new segments of the arena for another.
 	 * @return how many were added
 	 */
 	int warm(int classIndex, int count) {
 		long stamp = tick();
 		long classSize = this.ladder.size(classIndex);
 		long room = this.policy.room(classIndex, Arena.spanSize(classSize), this.front.cachedBuffers(classIndex),
-				cachedBytes());
+				this.policy.front(classIndex) ? keptBytes() : cachedBytes());
 		int added = (int) Math.min(count, room);
 		if (!this.policy.front(classIndex)) {
 			this.arena.grow(classSize, added);
@@ -136,8 +136,8 @@ final class Tiers {
 	}
 
 	/**
-	 * Whether a returned block may stay cached: a front class's or one above the top class, with room under
-	 * the caps. Where even every block reserved counted as cached leaves room, nothing cached is counted.
+	 * Whether a returned block may be kept: a front class's or one above the top class, with room under the
+	 * caps. Where even every block reserved counted as kept leaves room, nothing kept is counted.
 	 */
 	boolean mayCache(Block block) {
 		int classIndex = block.classIndex;
@@ -147,12 +147,12 @@ final class Tiers {
 		return this.policy.room(classIndex, block.size, this.counters.reservedBuffers(classIndex) - 1,
 				reservedBytes() - block.size) > 0
 				|| this.policy.room(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
-						cachedBytes()) > 0;
+						keptBytes()) > 0;
 	}
 
-	/** Whether a block set aside on a shelf may stay cached: room under {@code max-cached}. */
+	/** Whether a block may be set aside on a shelf: room under {@code max-cached}. */
 	boolean mayShelve(Block block) {
-		return this.policy.byteRoom(block.size, cachedBytes()) > 0;
+		return this.policy.byteRoom(block.size, keptBytes()) > 0;
 	}
 
 	/**
@@ -230,9 +230,14 @@ final class Tiers {
 		return cached;
 	}
 
+	/** Bytes kept in blocks for reuse: in the free lists, on the shelves and above the top class. */
+	long keptBytes() {
+		return cachedAboveArena() + this.large.cachedBytes();
+	}
+
 	/** Bytes cached in every tier: exact when no thread is acquiring or releasing, a recent value otherwise. */
 	long cachedBytes() {
-		return cachedAboveArena() + this.arena.cachedBytes() + this.large.cachedBytes();
+		return keptBytes() + this.arena.cachedBytes();
 	}
 
 	/** The pool's statistics: the counters, with what each tier keeps per class and the arena's segments. */
@@ -242,11 +247,8 @@ final class Tiers {
 		for (Tier tier : trimOrder()) {
 			tier.addCached(buffers, bytes);
 		}
-		return this.counters.snapshot(pool, kind, this.ladder, buffers, bytes, this.arena.segments());
-	}
-
-	long maxCachedBytes() {
-		return this.policy.maxBytes();
+		return this.counters.snapshot(pool, kind, this.ladder, this.policy.maxBytes(), buffers, bytes,
+				this.arena.segments());
 	}
 
 	/** Lets go of everything cached, the shelves first, and caches nothing more. */

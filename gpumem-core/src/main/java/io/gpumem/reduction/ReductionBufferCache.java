@@ -185,7 +185,7 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 		List<SizeClassStatistics> rows = new ArrayList<>();
 		new TreeMap<>(this.sizes).forEach((size, counters) -> rows.add(counters.row(size, this.shelf)));
 		return PoolStatistics.of(this.name, kind(), rows, PoolStatistics.AboveTopClass.NONE,
-				PoolStatistics.Segments.NONE, this.peakReservedBytes.get(), this.trimmedBytes.sum(),
+				PoolStatistics.Segments.NONE, 0, this.peakReservedBytes.get(), Long.MAX_VALUE, this.trimmedBytes.sum(),
 				this.allocationFailures.sum(), 0, PoolStatistics.Waits.NONE);
 	}
 

@@ -585,7 +585,7 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void theSingleFiguresAgreeWithTheSnapshot() {
+	void theFiguresReadWithoutASnapshotAgreeWithIt() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).maxCachedBuffers(1024, 1));
 		PooledBuffer[] small = acquireAll(pool, 1000, 3);
 		PooledBuffer large = pool.acquire(10_000);
@@ -595,15 +595,16 @@ class StratifiedMemoryPoolTest {
 		pool.acquire(4096).close();
 		PoolStatistics stats = pool.statistics();
 		assertThat(pool.usedBytes()).isEqualTo(stats.inUseBytes()).isEqualTo(10_000);
-		assertThat(pool.usedBuffers()).isEqualTo(stats.inUseBuffers()).isEqualTo(1);
+		assertThat(stats.inUseBuffers()).isEqualTo(1);
 		assertThat(pool.cachedBytes()).as("two buffers in the lists, two beyond the cap in the arena")
 			.isEqualTo(stats.cachedBytes())
 			.isEqualTo(1024 + 4096 + 2 * 1024);
-		assertThat(pool.cachedBuffers()).isEqualTo(stats.cachedBuffers()).isEqualTo(2);
-		assertThat(pool.hits()).isEqualTo(stats.hits()).isEqualTo(1);
-		assertThat(pool.misses()).isEqualTo(stats.misses()).isEqualTo(5);
-		assertThat(pool.trimmedBytes()).isEqualTo(stats.trimmedBytes()).isZero();
-		assertThat(pool.allocationFailures()).isEqualTo(stats.allocationFailures()).isZero();
+		assertThat(pool.reservedBytes()).isEqualTo(stats.reservedBytes());
+		assertThat(stats.cachedBuffers()).isEqualTo(2);
+		assertThat(stats.hits()).isEqualTo(1);
+		assertThat(stats.misses()).isEqualTo(5);
+		assertThat(stats.trimmedBytes()).isZero();
+		assertThat(stats.allocationFailures()).isZero();
 		large.close();
 	}
 

@@ -30,8 +30,9 @@ import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.transfer.Transfers;
 
 /**
- * Builds one device's parts from the properties: the auto-configuration's beans for the primary device,
- * and every part of each other device, named after it ({@code device1.device}, {@code device1.pinned}).
+ * Builds one device's parts from the properties, named after the device ({@link PoolName}): the
+ * auto-configuration's beans build the primary device's parts with it, and {@link #like} builds every other
+ * device whole, with the parts the primary device has, so that which parts a device has is decided once.
  */
 final class DeviceParts {
 
@@ -41,71 +42,76 @@ final class DeviceParts {
 
 	private final Environment environment;
 
-	DeviceParts(GpumemProperties properties, List<GpumemPoolCustomizer> customizers, Environment environment) {
+	private final GpuBackend backend;
+
+	private final boolean primary;
+
+	/** The parts of the device of {@code backend}, the {@code primary} device or another. */
+	DeviceParts(GpumemProperties properties, List<GpumemPoolCustomizer> customizers, Environment environment,
+			GpuBackend backend, boolean primary) {
 		this.properties = properties;
 		this.customizers = customizers;
 		this.environment = environment;
-	}
-
-	/** A part's name on a device other than the primary: {@code device1.pinned}. */
-	static String secondaryName(int ordinal, String part) {
-		return "device" + ordinal + "." + part;
+		this.backend = backend;
+		this.primary = primary;
 	}
 
 	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}). */
-	MemoryBudget budget(GpuBackend backend) {
-		long total = backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes();
+	MemoryBudget budget() {
+		long total = this.backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes();
 		return InvalidProperties.under("gpumem",
 				() -> MemoryBudget.ofFraction(total, this.properties.getMemoryFraction()));
 	}
 
-	StratifiedMemoryPool devicePool(String name, GpuBackend backend, MemoryBudget budget) {
+	StratifiedMemoryPool devicePool(MemoryBudget budget) {
 		GpumemProperties.DevicePool pool = this.properties.getDevicePool();
 		MemoryAllocator allocator = switch (pool.getAllocator()) {
-			case ARENA -> backend.allocator(MemoryKind.DEVICE);
-			case CUDA_ASYNC -> streamOrderedAllocator(backend);
+			case ARENA -> this.backend.allocator(MemoryKind.DEVICE);
+			case CUDA_ASYNC -> streamOrderedAllocator();
 		};
-		return pool(name, "device", "gpumem.device-pool", new LimitingAllocator(allocator, budget), pool,
+		return pool(PoolName.DEVICE, "gpumem.device-pool", new LimitingAllocator(allocator, budget), pool,
 				pool.getPreset());
 	}
 
-	private static MemoryAllocator streamOrderedAllocator(GpuBackend backend) {
+	private MemoryAllocator streamOrderedAllocator() {
 		try {
-			return backend.streamOrderedAllocator();
+			return this.backend.streamOrderedAllocator();
 		}
 		catch (RuntimeException ex) {
 			throw new InvalidConfigurationPropertyValueException("gpumem.device-pool.allocator", "cuda-async",
-					"the stream-ordered pool of " + backend.describe() + " could not be created: " + ex.getMessage());
+					"the stream-ordered pool of " + this.backend.describe() + " could not be created: "
+							+ ex.getMessage());
 		}
 	}
 
-	StratifiedMemoryPool pinnedPool(String name, GpuBackend backend) {
-		return pool(name, "pinned", "gpumem.pinned-pool", backend.allocator(MemoryKind.PINNED),
+	StratifiedMemoryPool pinnedPool() {
+		return pool(PoolName.PINNED, "gpumem.pinned-pool", this.backend.allocator(MemoryKind.PINNED),
 				this.properties.getPinnedPool(), PoolPreset.DEFAULT);
 	}
 
-	StratifiedMemoryPool unifiedPool(String name, GpuBackend backend, MemoryBudget budget) {
-		return pool(name, "unified", "gpumem.unified-pool",
-				new LimitingAllocator(backend.allocator(MemoryKind.UNIFIED), budget), this.properties.getUnifiedPool(),
-				PoolPreset.DEFAULT);
+	StratifiedMemoryPool unifiedPool(MemoryBudget budget) {
+		return pool(PoolName.UNIFIED, "gpumem.unified-pool",
+				new LimitingAllocator(this.backend.allocator(MemoryKind.UNIFIED), budget),
+				this.properties.getUnifiedPool(), PoolPreset.DEFAULT);
 	}
 
-	ReductionBufferCache reductionCache(String name, StratifiedMemoryPool devicePool,
-			StratifiedMemoryPool pinnedPool) {
-		return InvalidProperties.under("gpumem.reduction-cache", () -> new ReductionBufferCache(name,
-				devicePool.allocator(), pinnedPool, this.properties.getReductionCache().getMaxBuffersPerKey()));
+	ReductionBufferCache reductionCache(MemoryPool devicePool, MemoryPool pinnedPool) {
+		return InvalidProperties.under("gpumem.reduction-cache",
+				() -> new ReductionBufferCache(name(PoolName.REDUCTION), devicePool, pinnedPool,
+						this.properties.getReductionCache().getMaxBuffersPerKey()));
 	}
 
 	/** Admission of GPU work to the device ({@code gpumem.admission.*}): no limit unless one is set. */
-	GpuAdmission admission(GpuBackend backend) {
+	GpuAdmission admission() {
 		GpumemProperties.Admission admission = this.properties.getAdmission();
-		String device = backend.name() + " device " + backend.deviceId();
+		String device = this.backend.name() + " device " + this.backend.deviceId();
 		return InvalidProperties.under("gpumem.admission",
 				() -> new GpuAdmission(device, admission.getMaxConcurrent(), admission.getMaxWait()));
 	}
 
-	PressureThresholds thresholds() {
-		GpumemProperties.Thresholds thresholds = this.properties.getPressure().getThresholds();
+	/** The pressure thresholds {@code gpumem.pressure.thresholds} sets, every device's. */
+	static PressureThresholds thresholds(GpumemProperties properties) {
+		GpumemProperties.Thresholds thresholds = properties.getPressure().getThresholds();
 		return InvalidProperties.under("gpumem.pressure.thresholds", () -> new PressureThresholds(
 				thresholds.getElevated(), thresholds.getWarning(), thresholds.getCritical()));
 	}
@@ -114,19 +120,19 @@ final class DeviceParts {
 	 * The device's pressure handler, watching its memory and shrinking its {@code pools}, checking on a
 	 * schedule and publishing level changes as application events.
 	 */
-	PressureHandler pressureHandler(GpuBackend backend, List<? extends MemoryPool> pools,
-			PressureThresholds thresholds, ApplicationEventPublisher events, List<PressureListener> callbacks) {
+	PressureHandler pressureHandler(List<? extends MemoryPool> pools, PressureThresholds thresholds,
+			ApplicationEventPublisher events, List<PressureListener> callbacks) {
 		GpumemProperties.Pressure pressure = this.properties.getPressure();
 		GpumemProperties.Reactions reactions = pressure.getReactions();
 		PressureHandler handler = InvalidProperties.under("gpumem.pressure",
-				() -> PressureHandler.builder(backend::memoryInfo)
-					.pinnedMemory(backend.allocator(MemoryKind.PINNED)::memoryInfo)
+				() -> PressureHandler.builder(this.backend::memoryInfo)
+					.pinnedMemory(this.backend.allocator(MemoryKind.PINNED)::memoryInfo)
 					.thresholds(thresholds)
 					.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
 					.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))
 					.reaction(PressureLevel.CRITICAL, reaction(reactions.getCritical(), pressure))
 					.build());
-		int device = backend.deviceId();
+		int device = this.backend.deviceId();
 		handler.addListener((change) -> events.publishEvent(new GpumemPressureChangedEvent(handler, device, change)));
 		callbacks.forEach(handler::addCallback);
 		pools.forEach(handler::register);
@@ -139,38 +145,35 @@ final class DeviceParts {
 	}
 
 	/**
-	 * Every part of a device other than the primary, as the properties enable them for the primary, named
-	 * after the device, its pressure handler with the primary's {@code thresholds}; what was built is closed
-	 * again when a part fails.
+	 * This device whole, with the parts {@code primary} has, its pressure handler with the primary's
+	 * {@code thresholds}; what was built is closed again when a part fails.
 	 */
-	GpuDevice secondary(GpuBackend backend, PressureThresholds thresholds, ApplicationEventPublisher events,
+	GpuDevice like(GpuDevice primary, PressureThresholds thresholds, ApplicationEventPublisher events,
 			List<PressureListener> callbacks) {
-		int ordinal = backend.deviceId();
 		Deque<AutoCloseable> built = new ArrayDeque<>();
 		try {
-			MemoryBudget budget = budget(backend);
-			StratifiedMemoryPool devicePool = built(built, devicePool(secondaryName(ordinal, "device"), backend, budget));
-			GpuDevice.Builder device = GpuDevice.builder(backend, devicePool).budget(budget).admission(admission(backend));
+			MemoryBudget budget = budget();
+			StratifiedMemoryPool devicePool = built(built, devicePool(budget));
+			GpuDevice.Builder device = GpuDevice.builder(this.backend, devicePool).budget(budget).admission(admission());
 			List<MemoryPool> pools = new ArrayList<>(List.of(devicePool));
-			if (this.properties.getPinnedPool().isEnabled()) {
-				StratifiedMemoryPool pinnedPool = built(built, pinnedPool(secondaryName(ordinal, "pinned"), backend));
-				device.pinnedPool(pinnedPool).transfers(new Transfers(pinnedPool));
+			StratifiedMemoryPool pinnedPool = primary.pinnedPool().isPresent() ? built(built, pinnedPool()) : null;
+			if (pinnedPool != null) {
+				device.pinnedPool(pinnedPool);
 				pools.add(pinnedPool);
-				if (this.properties.getReductionCache().isEnabled()) {
-					ReductionBufferCache cache = built(built,
-							reductionCache(secondaryName(ordinal, "reduction"), devicePool, pinnedPool));
-					device.reductionCache(cache);
-					pools.add(cache);
-				}
 			}
-			if (this.properties.getUnifiedPool().isEnabled()) {
-				StratifiedMemoryPool unifiedPool = built(built,
-						unifiedPool(secondaryName(ordinal, "unified"), backend, budget));
+			if (primary.transfers().isPresent()) {
+				device.transfers(new Transfers(pinnedPool));
+			}
+			if (primary.reductionCache().isPresent()) {
+				device.reductionCache(built(built, reductionCache(devicePool, pinnedPool)));
+			}
+			if (primary.unifiedPool().isPresent()) {
+				StratifiedMemoryPool unifiedPool = built(built, unifiedPool(budget));
 				device.unifiedPool(unifiedPool);
 				pools.add(unifiedPool);
 			}
-			if (this.properties.getPressure().isEnabled()) {
-				device.pressure(built(built, pressureHandler(backend, pools, thresholds, events, callbacks)));
+			if (primary.pressure().isPresent()) {
+				device.pressure(built(built, pressureHandler(pools, thresholds, events, callbacks)));
 			}
 			return device.build();
 		}
@@ -180,12 +183,17 @@ final class DeviceParts {
 		}
 	}
 
-	private StratifiedMemoryPool pool(String name, String kind, String prefix, MemoryAllocator allocator,
+	private String name(PoolName pool) {
+		return pool.on(this.backend.deviceId(), this.primary);
+	}
+
+	private StratifiedMemoryPool pool(PoolName role, String prefix, MemoryAllocator allocator,
 			GpumemProperties.Pool pool, PoolPreset preset) {
+		String name = name(role);
 		PoolConfig config = PoolConfigs.from(name, prefix, pool, preset, this.properties, this.customizers,
 				this.environment);
 		try {
-			return new StratifiedMemoryPool(FaultInjection.of(kind, allocator, this.properties.getFaultInjection()),
+			return new StratifiedMemoryPool(FaultInjection.of(role, allocator, this.properties.getFaultInjection()),
 					config);
 		}
 		catch (IllegalArgumentException | GpuOutOfMemoryException ex) {

@@ -1,7 +1,5 @@
 package io.gpumem.autoconfigure;
 
-import java.util.List;
-
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
 
@@ -15,13 +13,11 @@ final class FaultInjection {
 
 	private static final Log logger = LogFactory.getLog(FaultInjection.class);
 
-	private static final List<String> POOLS = List.of("device", "pinned", "unified");
-
 	private FaultInjection() {
 	}
 
 	/** {@code allocator}, refusing allocations as the properties say when they name {@code pool}. */
-	static MemoryAllocator of(String pool, MemoryAllocator allocator, GpumemProperties.FaultInjection faults) {
+	static MemoryAllocator of(PoolName pool, MemoryAllocator allocator, GpumemProperties.FaultInjection faults) {
 		Long everyNth = faults.getEveryNth();
 		Double probability = faults.getProbability();
 		if (everyNth == null && probability == null) {
@@ -32,18 +28,18 @@ final class FaultInjection {
 					"set every-nth or probability, not both (every-nth is " + everyNth + ")");
 		}
 		for (String named : faults.getPools()) {
-			if (!POOLS.contains(named)) {
+			if (!PoolName.allocating().contains(named)) {
 				throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.pools", named,
-						"names no pool: the pools are " + String.join(", ", POOLS));
+						"names no pool: the pools are " + String.join(", ", PoolName.allocating()));
 			}
 		}
-		if (!faults.getPools().isEmpty() && !faults.getPools().contains(pool)) {
+		if (!faults.getPools().isEmpty() && !faults.getPools().contains(pool.part())) {
 			return allocator;
 		}
 		FaultInjectingAllocator injecting = InvalidProperties.under("gpumem.fault-injection",
 				() -> (everyNth != null) ? FaultInjectingAllocator.everyNth(allocator, everyNth)
 						: FaultInjectingAllocator.withProbability(allocator, probability, faults.getSeed()));
-		logger.warn("Pool '" + pool + "' has allocations refused on purpose (gpumem.fault-injection): "
+		logger.warn("Pool '" + pool.part() + "' has allocations refused on purpose (gpumem.fault-injection): "
 				+ ((everyNth != null) ? "every " + everyNth + "th" : "each with probability " + probability)
 				+ ". This is for tests.");
 		return injecting;

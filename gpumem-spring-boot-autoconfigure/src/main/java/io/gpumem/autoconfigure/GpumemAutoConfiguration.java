@@ -1,9 +1,7 @@
 package io.gpumem.autoconfigure;
 
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.function.Supplier;
 
 import org.springframework.beans.factory.ObjectProvider;
@@ -21,8 +19,8 @@ import org.springframework.core.env.Environment;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
-import io.gpumem.backend.BackendSelection;
-import io.gpumem.backend.DeviceSelection;
+import io.gpumem.device.BackendSelection;
+import io.gpumem.device.DeviceSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaDriver;
 import io.gpumem.device.GpuDevice;
@@ -94,7 +92,7 @@ public final class GpumemAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	MemoryBudget gpumemDeviceBudget(GpuBackend backend, GpumemProperties properties, Environment environment) {
-		return parts(properties, List.of(), environment).budget(backend);
+		return primary(backend, properties, List.of(), environment).budget();
 	}
 
 	@Bean(name = "gpumemDevicePool")
@@ -102,7 +100,7 @@ public final class GpumemAutoConfiguration {
 	@Primary
 	StratifiedMemoryPool gpumemDevicePool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return parts(properties, customizers, environment).devicePool("device", backend, budget);
+		return primary(backend, properties, customizers, environment).devicePool(budget);
 	}
 
 	@Bean(name = "gpumemPinnedPool")
@@ -110,7 +108,7 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty(name = "gpumem.pinned-pool.enabled", matchIfMissing = true)
 	StratifiedMemoryPool gpumemPinnedPool(GpuBackend backend, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return parts(properties, customizers, environment).pinnedPool("pinned", backend);
+		return primary(backend, properties, customizers, environment).pinnedPool();
 	}
 
 	@Bean(name = "gpumemUnifiedPool")
@@ -118,23 +116,23 @@ public final class GpumemAutoConfiguration {
 	@ConditionalOnBooleanProperty("gpumem.unified-pool.enabled")
 	StratifiedMemoryPool gpumemUnifiedPool(GpuBackend backend, MemoryBudget budget, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
-		return parts(properties, customizers, environment).unifiedPool("unified", backend, budget);
+		return primary(backend, properties, customizers, environment).unifiedPool(budget);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = "gpumemPinnedPool")
 	@ConditionalOnBooleanProperty(name = "gpumem.reduction-cache.enabled", matchIfMissing = true)
-	ReductionBufferCache gpumemReductionCache(@Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
-			@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool, GpumemProperties properties,
-			Environment environment) {
-		return parts(properties, List.of(), environment).reductionCache("reduction", devicePool, pinnedPool);
+	ReductionBufferCache gpumemReductionCache(GpuBackend backend,
+			@Qualifier("gpumemDevicePool") MemoryPool devicePool, @Qualifier("gpumemPinnedPool") MemoryPool pinnedPool,
+			GpumemProperties properties, Environment environment) {
+		return primary(backend, properties, List.of(), environment).reductionCache(devicePool, pinnedPool);
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
 	@ConditionalOnBean(name = "gpumemPinnedPool")
-	Transfers gpumemTransfers(@Qualifier("gpumemPinnedPool") StratifiedMemoryPool pinnedPool) {
+	Transfers gpumemTransfers(@Qualifier("gpumemPinnedPool") MemoryPool pinnedPool) {
 		return new Transfers(pinnedPool);
 	}
 
@@ -142,48 +140,26 @@ public final class GpumemAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties, Environment environment) {
-		return parts(properties, List.of(), environment).admission(backend);
+		return primary(backend, properties, List.of(), environment).admission();
 	}
 
 	@Bean
 	@ConditionalOnMissingBean
-	PressureThresholds gpumemPressureThresholds(GpumemProperties properties, Environment environment) {
-		return parts(properties, List.of(), environment).thresholds();
+	PressureThresholds gpumemPressureThresholds(GpumemProperties properties) {
+		return DeviceParts.thresholds(properties);
 	}
 
-	/** The devices after the primary, each with every part of its own, named after it. */
-	@Bean
-	SecondaryDevices gpumemSecondaryDevices(ObjectProvider<GpumemBackends> backends, GpumemProperties properties,
-			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment, PressureThresholds thresholds,
-			ApplicationEventPublisher events, ObjectProvider<PressureListener> callbacks) {
-		GpumemBackends opened = backends.getIfAvailable();
-		if (opened == null) {
-			return new SecondaryDevices(List.of());
-		}
-		DeviceParts parts = parts(properties, customizers, environment);
-		List<PressureListener> listeners = callbacks.orderedStream().toList();
-		List<GpuDevice> devices = new ArrayList<>();
-		try {
-			opened.secondaries()
-				.forEach((backend) -> devices.add(parts.secondary(backend, thresholds, events, listeners)));
-		}
-		catch (RuntimeException ex) {
-			devices.forEach(GpuDevice::close);
-			throw ex;
-		}
-		return new SecondaryDevices(devices);
-	}
-
-	/** Every device gpumem manages, the primary (today's beans) first. */
-	@Bean
+	/**
+	 * The primary device, its parts the beans above (or the application's own), which every other device's
+	 * parts follow.
+	 */
+	@Bean(destroyMethod = "")
 	@ConditionalOnMissingBean
-	GpumemDevices gpumemDevices(GpuBackend backend, @Qualifier("gpumemDevicePool") StratifiedMemoryPool devicePool,
-			ObjectProvider<MemoryBudget> budget,
-			@Qualifier("gpumemPinnedPool") ObjectProvider<StratifiedMemoryPool> pinnedPool,
-			@Qualifier("gpumemUnifiedPool") ObjectProvider<StratifiedMemoryPool> unifiedPool,
+	GpuDevice gpumemPrimaryDevice(GpuBackend backend, @Qualifier("gpumemDevicePool") MemoryPool devicePool,
+			ObjectProvider<MemoryBudget> budget, @Qualifier("gpumemPinnedPool") ObjectProvider<MemoryPool> pinnedPool,
+			@Qualifier("gpumemUnifiedPool") ObjectProvider<MemoryPool> unifiedPool,
 			ObjectProvider<Transfers> transfers, ObjectProvider<ReductionBufferCache> reductionCache,
-			ObjectProvider<PressureHandler> pressure, ObjectProvider<GpuAdmission> admission,
-			SecondaryDevices secondaries) {
+			ObjectProvider<PressureHandler> pressure, ObjectProvider<GpuAdmission> admission) {
 		GpuDevice.Builder primary = GpuDevice.builder(backend, devicePool);
 		budget.ifUnique(primary::budget);
 		pinnedPool.ifAvailable(primary::pinnedPool);
@@ -192,37 +168,53 @@ public final class GpumemAutoConfiguration {
 		reductionCache.ifUnique(primary::reductionCache);
 		pressure.ifUnique(primary::pressure);
 		admission.ifUnique(primary::admission);
-		List<GpuDevice> devices = new ArrayList<>(List.of(primary.build()));
+		return primary.build();
+	}
+
+	/** The devices after the primary, each with the parts the primary has, of its own, named after it. */
+	@Bean
+	SecondaryDevices gpumemSecondaryDevices(GpuDevice primary, ObjectProvider<GpumemBackends> backends,
+			GpumemProperties properties, ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment,
+			PressureThresholds thresholds, ApplicationEventPublisher events, ObjectProvider<PressureListener> callbacks) {
+		GpumemBackends opened = backends.getIfAvailable();
+		List<GpuDevice> devices = new ArrayList<>();
+		try {
+			for (GpuBackend backend : (opened != null) ? opened.secondaries() : List.<GpuBackend>of()) {
+				devices.add(new DeviceParts(properties, customizers.orderedStream().toList(), environment, backend, false)
+					.like(primary, thresholds, events, callbacks.orderedStream().toList()));
+			}
+		}
+		catch (RuntimeException ex) {
+			devices.forEach(GpuDevice::close);
+			throw ex;
+		}
+		return new SecondaryDevices(devices);
+	}
+
+	/** Every device gpumem manages, the primary first. */
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemDevices gpumemDevices(GpuDevice primary, SecondaryDevices secondaries) {
+		List<GpuDevice> devices = new ArrayList<>(List.of(primary));
 		devices.addAll(secondaries.devices());
 		return new GpumemDevices(devices);
 	}
 
-	/** The primary device's pools (every {@link MemoryPool} bean), then the other devices'. */
+	/** Every device's pools, as each device lists them. */
 	@Bean
 	@ConditionalOnMissingBean
-	GpumemPools gpumemPools(GpuBackend backend, List<MemoryPool> pools, SecondaryDevices secondaries) {
-		Map<Integer, List<MemoryPool>> byDevice = new LinkedHashMap<>();
-		byDevice.put(backend.deviceId(), pools);
-		secondaries.devices().forEach((device) -> byDevice.put(device.ordinal(), poolsOf(device)));
-		return new GpumemPools(byDevice);
+	GpumemPools gpumemPools(GpumemDevices devices) {
+		return new GpumemPools(devices);
 	}
 
-	private static List<MemoryPool> poolsOf(GpuDevice device) {
-		List<MemoryPool> pools = new ArrayList<>(List.of(device.devicePool()));
-		device.pinnedPool().ifPresent(pools::add);
-		device.reductionCache().ifPresent(pools::add);
-		device.unifiedPool().ifPresent(pools::add);
-		return pools;
+	private static DeviceParts primary(GpuBackend backend, GpumemProperties properties,
+			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
+		return primary(backend, properties, customizers.orderedStream().toList(), environment);
 	}
 
-	private static DeviceParts parts(GpumemProperties properties, ObjectProvider<GpumemPoolCustomizer> customizers,
-			Environment environment) {
-		return parts(properties, customizers.orderedStream().toList(), environment);
-	}
-
-	private static DeviceParts parts(GpumemProperties properties, List<GpumemPoolCustomizer> customizers,
-			Environment environment) {
-		return new DeviceParts(properties, customizers, environment);
+	private static DeviceParts primary(GpuBackend backend, GpumemProperties properties,
+			List<GpumemPoolCustomizer> customizers, Environment environment) {
+		return new DeviceParts(properties, customizers, environment, backend, true);
 	}
 
 	/** The primary device's pressure handler, checking on a schedule and publishing level changes as application events. */
@@ -236,7 +228,7 @@ public final class GpumemAutoConfiguration {
 		PressureHandler gpumemPressureHandler(GpuBackend backend, List<MemoryPool> pools, PressureThresholds thresholds,
 				GpumemProperties properties, ApplicationEventPublisher events,
 				ObjectProvider<PressureListener> callbacks, Environment environment) {
-			return parts(properties, List.of(), environment).pressureHandler(backend, pools, thresholds, events,
+			return primary(backend, properties, List.of(), environment).pressureHandler(pools, thresholds, events,
 					callbacks.orderedStream().toList());
 		}
 

@@ -2,7 +2,7 @@ package io.gpumem.autoconfigure;
 
 import java.util.List;
 
-import io.gpumem.backend.BackendSelection;
+import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.GpuBackend;
 
 /**

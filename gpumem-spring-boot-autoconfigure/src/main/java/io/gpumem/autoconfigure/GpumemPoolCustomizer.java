@@ -11,7 +11,8 @@ import io.gpumem.pool.PoolConfig;
 public interface GpumemPoolCustomizer {
 
 	/**
-	 * @param pool the pool's name: {@code device}, {@code pinned} or {@code unified}
+	 * @param pool the pool's name: {@code device}, {@code pinned} or {@code unified} on the primary device,
+	 * {@code device1.pinned} on device 1
 	 * @param config its configuration so far, to change in place
 	 */
 	void customize(String pool, PoolConfig.Builder config);

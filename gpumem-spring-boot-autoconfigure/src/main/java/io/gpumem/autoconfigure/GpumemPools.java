@@ -2,49 +2,44 @@ package io.gpumem.autoconfigure;
 
 import java.util.Collections;
 import java.util.LinkedHashMap;
-import java.util.List;
 import java.util.Map;
 
-import io.gpumem.pool.MemoryPool;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
+import io.gpumem.pool.MemoryCache;
 
 /**
- * The application's gpumem pools by name, in the order they were defined, with the device each draws on:
- * what the endpoint, the metrics and the health indicator show, and what the pressure handlers shrink.
+ * Every device's pools by name, as each device lists them ({@link GpuDevice#pools()}), with the device each
+ * draws on: what the endpoint shows and trims, and what the meters and the test support read.
  */
 public final class GpumemPools {
 
-	private final Map<String, MemoryPool> pools = new LinkedHashMap<>();
+	private final Map<String, MemoryCache> pools = new LinkedHashMap<>();
 
 	private final Map<String, Integer> devices = new LinkedHashMap<>();
 
-	/** The pools of one device. */
-	public GpumemPools(int device, List<? extends MemoryPool> pools) {
-		this(Map.of(device, pools));
-	}
-
 	/**
-	 * The pools of each device, keyed by ordinal.
+	 * The pools of every device, the primary's first.
 	 * @throws IllegalStateException if two pools have the same name
 	 */
-	public GpumemPools(Map<Integer, ? extends List<? extends MemoryPool>> poolsByDevice) {
-		poolsByDevice.forEach((device, pools) -> {
-			for (MemoryPool pool : pools) {
-				MemoryPool previous = this.pools.putIfAbsent(pool.name(), pool);
-				if (previous != null && previous != pool) {
+	public GpumemPools(GpumemDevices devices) {
+		for (GpuDevice device : devices.all()) {
+			for (MemoryCache pool : device.pools()) {
+				if (this.pools.putIfAbsent(pool.name(), pool) != null) {
 					throw new IllegalStateException("two gpumem pools are named '" + pool.name() + "'");
 				}
-				this.devices.put(pool.name(), device);
+				this.devices.put(pool.name(), device.ordinal());
 			}
-		});
+		}
 	}
 
 	/** Every pool, keyed by name. */
-	public Map<String, MemoryPool> asMap() {
+	public Map<String, MemoryCache> asMap() {
 		return Collections.unmodifiableMap(this.pools);
 	}
 
 	/** The pool of that name, or {@code null}. */
-	public MemoryPool get(String name) {
+	public MemoryCache get(String name) {
 		return this.pools.get(name);
 	}
 

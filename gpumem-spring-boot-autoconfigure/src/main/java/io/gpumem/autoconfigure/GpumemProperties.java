@@ -7,7 +7,6 @@ import java.util.List;
 import java.util.Map;
 
 import org.springframework.boot.context.properties.ConfigurationProperties;
-import org.springframework.boot.context.properties.DeprecatedConfigurationProperty;
 import org.springframework.util.unit.DataSize;
 
 import io.gpumem.backend.BackendType;
@@ -220,10 +219,6 @@ public class GpumemProperties {
 		 */
 		private DataSize segmentSize = DataSize.ofMegabytes(2);
 
-		/** Deprecated: pools keep no per-thread caches. */
-		@SuppressWarnings("removal")
-		private final ThreadCache threadCache = new ThreadCache();
-
 		public List<DataSize> getSizeClasses() {
 			return this.sizeClasses;
 		}
@@ -278,50 +273,6 @@ public class GpumemProperties {
 
 		public void setSegmentSize(DataSize segmentSize) {
 			this.segmentSize = segmentSize;
-		}
-
-		@SuppressWarnings("removal")
-		public ThreadCache getThreadCache() {
-			return this.threadCache;
-		}
-
-	}
-
-	/**
-	 * Per-thread caches of closed buffers, which pools no longer keep: memory a thread cached was out of
-	 * a trim's reach while the thread idled, and on a service's workload, where requests hop threads, the
-	 * caches made a pool slower and larger. The properties are still accepted, and do nothing.
-	 * @deprecated since 0.1.0, for removal
-	 */
-	@Deprecated(since = "0.1.0", forRemoval = true)
-	public static class ThreadCache {
-
-		private int buffersPerClass = 16;
-
-		private DataSize maxSize = DataSize.ofMegabytes(1);
-
-		@Deprecated(since = "0.1.0", forRemoval = true)
-		@DeprecatedConfigurationProperty(since = "0.1.0",
-				reason = "Pools keep no per-thread caches: every cached buffer lies where any thread and any trim reach it.")
-		public int getBuffersPerClass() {
-			return this.buffersPerClass;
-		}
-
-		@Deprecated(since = "0.1.0", forRemoval = true)
-		public void setBuffersPerClass(int buffersPerClass) {
-			this.buffersPerClass = buffersPerClass;
-		}
-
-		@Deprecated(since = "0.1.0", forRemoval = true)
-		@DeprecatedConfigurationProperty(since = "0.1.0",
-				reason = "Pools keep no per-thread caches: every cached buffer lies where any thread and any trim reach it.")
-		public DataSize getMaxSize() {
-			return this.maxSize;
-		}
-
-		@Deprecated(since = "0.1.0", forRemoval = true)
-		public void setMaxSize(DataSize maxSize) {
-			this.maxSize = maxSize;
 		}
 
 	}

@@ -25,7 +25,7 @@ import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.MemoryBudget;
-import io.gpumem.backend.BackendSelection;
+import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -239,27 +239,12 @@ class GpumemAutoConfigurationTest {
 	}
 
 	@Test
-	void theDeprecatedThreadCachePropertiesAreAcceptedAndChangeNothing() throws Exception {
-		this.runner
-			.withPropertyValues("gpumem.device-pool.thread-cache.buffers-per-class=-1",
-					"gpumem.pinned-pool.thread-cache.max-size=64MB")
-			.run((context) -> assertThat(context).hasNotFailed().hasBean("gpumemDevicePool"));
-		JsonNode metadata;
-		try (InputStream in = getClass().getResourceAsStream("/META-INF/spring-configuration-metadata.json")) {
-			metadata = JsonMapper.shared().readTree(in);
-		}
-		List<String> deprecated = new ArrayList<>();
-		metadata.get("properties").forEach((property) -> {
-			String name = property.get("name").asString();
-			if (name.contains(".thread-cache.")) {
-				assertThat(property.path("deprecated").asBoolean()).as(name).isTrue();
-				assertThat(property.path("deprecation").path("reason").asString()).as(name)
-					.contains("no per-thread caches");
-				deprecated.add(name);
-			}
+	void theThreadCachePropertiesOfEarlierSnapshotsAreGoneAndStopStartupAsAnyUnknownProperty() {
+		this.runner.withPropertyValues("gpumem.device-pool.thread-cache.buffers-per-class=16").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.hasMessageContaining("gpumem.device-pool.thread-cache.buffers-per-class");
 		});
-		assertThat(deprecated).contains("gpumem.device-pool.thread-cache.buffers-per-class",
-				"gpumem.device-pool.thread-cache.max-size", "gpumem.pinned-pool.thread-cache.max-size");
 	}
 
 	@Test
@@ -302,7 +287,7 @@ class GpumemAutoConfigurationTest {
 			}))
 			.run((context) -> {
 				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
-				assertThat(device.maxCachedBytes()).as("the property, then doubled").isEqualTo(16L << 20);
+				assertThat(device.statistics().maxCachedBytes()).as("the property, then doubled").isEqualTo(16L << 20);
 				assertThat(device.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
 					.containsExactly(0L, 2L);
 				assertThat(customized).containsExactlyInAnyOrder("device 1", "device 2", "pinned 1", "pinned 2",
@@ -356,7 +341,7 @@ class GpumemAutoConfigurationTest {
 						.isThrownBy(() -> device.acquire(32L << 20))
 						.withMessageMatching("(?s).*waited \\d+ ms for memory to be returned.*");
 				}
-				assertThat(device.memoryWaits().timeouts()).isEqualTo(1);
+				assertThat(device.statistics().memoryWaits().timeouts()).isEqualTo(1);
 			});
 	}
 

@@ -17,7 +17,7 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Configuration;
 
 import io.gpumem.autoconfigure.health.GpumemHealthContributorAutoConfiguration;
-import io.gpumem.autoconfigure.metrics.GpumemMeterBinder;
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.gpumem.autoconfigure.metrics.GpumemMetricsAutoConfiguration;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.buffer.GpuBuffer;
@@ -88,7 +88,7 @@ class MultiDeviceAutoConfigurationTest {
 	void meterAndHealthShowEveryDevice() {
 		this.runner.withPropertyValues("gpumem.host.devices=2", "gpumem.devices=0,1").run((context) -> {
 			SimpleMeterRegistry registry = context.getBean(SimpleMeterRegistry.class);
-			context.getBean(GpumemMeterBinder.class).bindTo(registry);
+			context.getBeansOfType(MeterBinder.class).values().forEach((binder) -> binder.bindTo(registry));
 			GpuDevice second = context.getBean(GpumemDevices.class).get(1);
 			try (GpuBuffer lent = second.devicePool().acquire(1 << 20)) {
 				assertThat(registry.get("gpumem.pool.memory")

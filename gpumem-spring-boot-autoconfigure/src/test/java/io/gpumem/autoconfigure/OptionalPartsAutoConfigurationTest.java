@@ -13,7 +13,7 @@ import io.gpumem.autoconfigure.endpoint.GpumemEndpoint;
 import io.gpumem.autoconfigure.endpoint.GpumemEndpointAutoConfiguration;
 import io.gpumem.autoconfigure.health.GpumemHealthContributorAutoConfiguration;
 import io.gpumem.autoconfigure.health.GpumemHealthIndicator;
-import io.gpumem.autoconfigure.metrics.GpumemMeterBinder;
+import io.gpumem.autoconfigure.metrics.GpumemPoolMetrics;
 import io.gpumem.autoconfigure.metrics.GpumemMetricsAutoConfiguration;
 import io.gpumem.backend.GpuBackend;
 
@@ -31,7 +31,7 @@ class OptionalPartsAutoConfigurationTest {
 	@Test
 	void withActuatorAndMicrometerPresentAllThreeAreThere() {
 		this.runner.run((context) -> assertThat(context).hasSingleBean(GpumemEndpoint.class)
-			.hasSingleBean(GpumemMeterBinder.class)
+			.hasSingleBean(GpumemPoolMetrics.class)
 			.hasSingleBean(GpumemHealthIndicator.class));
 	}
 
@@ -53,7 +53,7 @@ class OptionalPartsAutoConfigurationTest {
 	@Test
 	void withoutMicrometerThereAreNoMeters() {
 		this.runner.withClassLoader(new FilteredClassLoader(MeterRegistry.class))
-			.run((context) -> assertThat(context).doesNotHaveBean(GpumemMeterBinder.class)
+			.run((context) -> assertThat(context).doesNotHaveBean(GpumemPoolMetrics.class)
 				.hasSingleBean(GpumemEndpoint.class));
 	}
 
@@ -80,7 +80,7 @@ class OptionalPartsAutoConfigurationTest {
 	void withGpumemDisabledNoneOfThemAppears() {
 		this.runner.withPropertyValues("gpumem.enabled=false")
 			.run((context) -> assertThat(context).doesNotHaveBean(GpumemEndpoint.class)
-				.doesNotHaveBean(GpumemMeterBinder.class)
+				.doesNotHaveBean(GpumemPoolMetrics.class)
 				.doesNotHaveBean(GpumemHealthIndicator.class));
 	}
 

@@ -59,7 +59,7 @@ class StreamOrderedPoolAutoConfigurationTest {
 			.run((context) -> {
 				GpumemDevices devices = context.getBean(GpumemDevices.class);
 				for (GpuDevice device : devices.all()) {
-					StratifiedMemoryPool pool = device.devicePool();
+					StratifiedMemoryPool pool = (StratifiedMemoryPool) device.devicePool();
 					assertThat(pool.allocator().streamOrdered()).isTrue();
 					try (GpuBuffer lent = pool.acquire(8L << 20)) {
 						assertThat(driver.usedBytes(device.ordinal())).isEqualTo(pool.reservedBytes());

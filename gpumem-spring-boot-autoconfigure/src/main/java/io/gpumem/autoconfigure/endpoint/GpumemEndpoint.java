@@ -20,11 +20,10 @@ import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.MemoryCache;
 import io.gpumem.pool.PoolAdvice;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
-import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHandler.Memory;
 import io.gpumem.pressure.PressureLevel;
@@ -68,19 +67,15 @@ public class GpumemEndpoint {
 
 	private DeviceSummary summary(GpuDevice device) {
 		MemoryInfo memory = device.backend().memoryInfo();
-		List<String> pools = this.pools.asMap()
-			.keySet()
-			.stream()
-			.filter((name) -> this.pools.device(name) == device.ordinal())
-			.toList();
 		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), memory.totalBytes(),
-				memory.freeBytes(), device.load(), device.pressure().map(PressureHandler::level).orElse(null), pools);
+				memory.freeBytes(), device.load(), device.pressure().map(PressureHandler::level).orElse(null),
+				device.pools().stream().map(MemoryCache::name).toList());
 	}
 
 	/** One pool's summary with a row per size class; {@code null} (404) for an unknown pool. */
 	@ReadOperation
 	public @Nullable PoolDetail pool(@Selector String pool) {
-		MemoryPool found = this.pools.get(pool);
+		MemoryCache found = this.pools.get(pool);
 		return (found != null) ? PoolDetail.of(found.statistics()) : null;
 	}
 
@@ -91,8 +86,8 @@ public class GpumemEndpoint {
 	 */
 	@ReadOperation
 	public @Nullable PoolAdvice advice(@Selector String pool, @Selector String detail) {
-		return (detail.equals("advice") && this.pools.get(pool) instanceof StratifiedMemoryPool stratified)
-				? stratified.advice() : null;
+		MemoryCache found = this.pools.get(pool);
+		return (found != null && detail.equals("advice")) ? found.advice().orElse(null) : null;
 	}
 
 	/**
@@ -111,11 +106,11 @@ public class GpumemEndpoint {
 	@WriteOperation
 	public @Nullable TrimResult trimPool(@Selector String pool, long keepBytes) {
 		long keep = keepBytes(keepBytes);
-		MemoryPool found = this.pools.get(pool);
+		MemoryCache found = this.pools.get(pool);
 		return (found != null) ? TrimResult.of(Map.of(pool, trim(found, keep))) : null;
 	}
 
-	private static PoolTrim trim(MemoryPool pool, long keepBytes) {
+	private static PoolTrim trim(MemoryCache pool, long keepBytes) {
 		long released = pool.trim(keepBytes);
 		return new PoolTrim(released, pool.cachedBytes());
 	}

@@ -12,7 +12,10 @@ import io.gpumem.autoconfigure.GpumemAutoConfiguration;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.device.GpumemDevices;
 
-/** gpumem's Micrometer meters, when Micrometer is present; Boot binds the binder to its registries. */
+/**
+ * gpumem's Micrometer meters, when Micrometer is present: a binder per subject (pools, devices, transfers,
+ * admission, pressure), which Boot binds to its registries. Every meter carries the {@code device} tag.
+ */
 @AutoConfiguration(after = GpumemAutoConfiguration.class)
 @ConditionalOnClass(MeterRegistry.class)
 @ConditionalOnBean({ GpumemDevices.class, GpumemPools.class })
@@ -20,8 +23,32 @@ public final class GpumemMetricsAutoConfiguration {
 
 	@Bean
 	@ConditionalOnMissingBean
-	GpumemMeterBinder gpumemMeterBinder(GpumemDevices devices, GpumemPools pools) {
-		return new GpumemMeterBinder(devices, pools);
+	GpumemPoolMetrics gpumemPoolMetrics(GpumemPools pools) {
+		return new GpumemPoolMetrics(pools);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemDeviceMetrics gpumemDeviceMetrics(GpumemDevices devices) {
+		return new GpumemDeviceMetrics(devices);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemTransferMetrics gpumemTransferMetrics(GpumemDevices devices) {
+		return new GpumemTransferMetrics(devices);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemAdmissionMetrics gpumemAdmissionMetrics(GpumemDevices devices) {
+		return new GpumemAdmissionMetrics(devices);
+	}
+
+	@Bean
+	@ConditionalOnMissingBean
+	GpumemPressureMetrics gpumemPressureMetrics(GpumemDevices devices) {
+		return new GpumemPressureMetrics(devices);
 	}
 
 }

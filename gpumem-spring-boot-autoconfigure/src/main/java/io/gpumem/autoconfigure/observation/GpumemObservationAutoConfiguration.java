@@ -2,7 +2,6 @@ package io.gpumem.autoconfigure.observation;
 
 import io.micrometer.observation.ObservationRegistry;
 
-import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
@@ -10,10 +9,9 @@ import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean
 import org.springframework.context.annotation.Bean;
 
 import io.gpumem.autoconfigure.GpumemAutoConfiguration;
+import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.observation.MemoryObserver;
-import io.gpumem.pool.StratifiedMemoryPool;
-import io.gpumem.transfer.Transfers;
 
 /**
  * Micrometer Observations of gpumem's memory work, when an {@link ObservationRegistry} is present:
@@ -29,23 +27,19 @@ import io.gpumem.transfer.Transfers;
 public final class GpumemObservationAutoConfiguration {
 
 	/**
-	 * The primary device's observer, set on every {@link StratifiedMemoryPool} bean and on {@link Transfers};
-	 * each other device's pools and transfers get an observer of their own, tagged with their device.
+	 * The primary device's observer; every device's pools and transfers get an observer of their own, tagged
+	 * with their device.
 	 */
 	@Bean
 	@ConditionalOnMissingBean
-	MemoryObserver gpumemMemoryObserver(ObservationRegistry registry, GpumemDevices devices,
-			ObjectProvider<StratifiedMemoryPool> pools, ObjectProvider<Transfers> transfers) {
-		MemoryObserver primary = new ObservationMemoryObserver(registry, String.valueOf(devices.primary().ordinal()));
-		pools.orderedStream().forEach((pool) -> pool.observeWith(primary));
-		transfers.orderedStream().forEach((transfer) -> transfer.observeWith(primary));
-		devices.all().stream().skip(1).forEach((device) -> {
+	MemoryObserver gpumemMemoryObserver(ObservationRegistry registry, GpumemDevices devices) {
+		MemoryObserver primary = null;
+		for (GpuDevice device : devices.all()) {
 			MemoryObserver observer = new ObservationMemoryObserver(registry, String.valueOf(device.ordinal()));
-			device.devicePool().observeWith(observer);
-			device.pinnedPool().ifPresent((pool) -> pool.observeWith(observer));
-			device.unifiedPool().ifPresent((pool) -> pool.observeWith(observer));
+			device.memoryPools().forEach((pool) -> pool.observeWith(observer));
 			device.transfers().ifPresent((transfer) -> transfer.observeWith(observer));
-		});
+			primary = (primary != null) ? primary : observer;
+		}
 		return primary;
 	}
 

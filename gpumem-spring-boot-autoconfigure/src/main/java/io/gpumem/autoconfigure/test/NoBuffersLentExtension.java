@@ -11,7 +11,8 @@ import org.springframework.test.context.junit.jupiter.SpringExtension;
 
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.memory.ByteSizes;
-import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.PoolStatistics;
 
 /**
  * Fails a Spring test that ends with buffers still lent out of gpumem's pools, naming each pool and what it
@@ -58,10 +59,11 @@ public class NoBuffersLentExtension implements AfterEachCallback {
 
 	private static List<String> lent(GpumemPools pools) {
 		List<String> lent = new ArrayList<>();
-		for (MemoryPool pool : pools.asMap().values()) {
-			if (pool.usedBuffers() > 0) {
-				lent.add("pool '" + pool.name() + "' " + pool.usedBuffers() + " buffer(s), "
-						+ ByteSizes.format(pool.usedBytes()));
+		for (MemoryCache pool : pools.asMap().values()) {
+			PoolStatistics statistics = pool.statistics();
+			if (statistics.inUseBuffers() > 0) {
+				lent.add("pool '" + pool.name() + "' " + statistics.inUseBuffers() + " buffer(s), "
+						+ ByteSizes.format(statistics.inUseBytes()));
 			}
 		}
 		return lent;

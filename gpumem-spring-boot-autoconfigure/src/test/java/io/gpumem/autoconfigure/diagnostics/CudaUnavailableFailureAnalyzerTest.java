@@ -10,7 +10,7 @@ import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.io.support.SpringFactoriesLoader;
 import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
 
-import io.gpumem.backend.BackendSelection;
+import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.BackendType;
 import io.gpumem.cuda.CudaProbe;
 import io.gpumem.cuda.CudaUnavailableException;

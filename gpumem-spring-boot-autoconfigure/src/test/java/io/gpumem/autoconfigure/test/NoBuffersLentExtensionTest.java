@@ -7,6 +7,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.autoconfigure.GpumemPools;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
@@ -23,7 +25,8 @@ class NoBuffersLentExtensionTest {
 	private final StratifiedMemoryPool device = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
 			PoolConfig.builder("device").build());
 
-	private final GpumemPools pools = new GpumemPools(0, List.of(this.device));
+	private final GpumemPools pools = new GpumemPools(
+			new GpumemDevices(List.of(GpuDevice.builder(this.backend, this.device).build())));
 
 	@AfterEach
 	void close() {

@@ -30,7 +30,8 @@ import io.gpumem.transfer.Transfers;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-class GpumemMeterBinderTest {
+/** The meters of every subject, bound as the auto-configuration binds them. */
+class GpumemMetricsTest {
 
 	private final HostBackend backend = new HostBackend(16L << 20);
 
@@ -60,8 +61,10 @@ class GpumemMeterBinderTest {
 			.pressure(this.pressure)
 			.admission(this.admission)
 			.build();
-		new GpumemMeterBinder(new GpumemDevices(List.of(device)), new GpumemPools(0, List.of(this.pool)))
-			.bindTo(registry);
+		GpumemDevices devices = new GpumemDevices(List.of(device));
+		List.of(new GpumemPoolMetrics(new GpumemPools(devices)), new GpumemDeviceMetrics(devices),
+				new GpumemTransferMetrics(devices), new GpumemAdmissionMetrics(devices), new GpumemPressureMetrics(devices))
+			.forEach((binder) -> binder.bindTo(registry));
 	}
 
 	@Test

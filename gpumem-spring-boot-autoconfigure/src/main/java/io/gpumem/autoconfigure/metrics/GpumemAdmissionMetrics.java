@@ -1,0 +1,56 @@
+package io.gpumem.autoconfigure.metrics;
+
+import java.util.concurrent.TimeUnit;
+
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.FunctionTimer;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import io.gpumem.admission.GpuAdmission;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
+
+/** Admission of GPU work to every device: work active and waiting, the limit, the waits and the rejections. */
+public class GpumemAdmissionMetrics implements MeterBinder {
+
+	private final GpumemDevices devices;
+
+	public GpumemAdmissionMetrics(GpumemDevices devices) {
+		this.devices = devices;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		for (GpuDevice gpu : this.devices.all()) {
+			String device = String.valueOf(gpu.ordinal());
+			gpu.admission().ifPresent((admission) -> bind(registry, device, admission));
+		}
+	}
+
+	private static void bind(MeterRegistry registry, String device, GpuAdmission admission) {
+		Gauge.builder("gpumem.admission.active", admission, GpuAdmission::active)
+			.tags("device", device)
+			.description("GPU work holding an admission permit")
+			.register(registry);
+		Gauge.builder("gpumem.admission.waiting", admission, GpuAdmission::waiting)
+			.tags("device", device)
+			.description("GPU work waiting for an admission permit")
+			.register(registry);
+		Gauge.builder("gpumem.admission.limit", admission, GpuAdmission::maxConcurrent)
+			.tags("device", device)
+			.description("The most GPU work admitted at once; 0 for no limit")
+			.register(registry);
+		FunctionTimer.builder("gpumem.admission.wait", admission, GpuAdmission::waits,
+				(a) -> a.waitTime().toNanos(), TimeUnit.NANOSECONDS)
+			.tags("device", device)
+			.description("Waits for an admission permit, admitted or not")
+			.register(registry);
+		FunctionCounter.builder("gpumem.admission.rejections", admission, GpuAdmission::rejections)
+			.tags("device", device)
+			.description("GPU work turned away after waiting for a permit")
+			.register(registry);
+	}
+
+}

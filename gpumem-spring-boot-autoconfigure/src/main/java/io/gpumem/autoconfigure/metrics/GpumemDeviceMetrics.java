@@ -1,0 +1,59 @@
+package io.gpumem.autoconfigure.metrics;
+
+import java.util.function.ToDoubleFunction;
+
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.binder.BaseUnits;
+import io.micrometer.core.instrument.binder.MeterBinder;
+
+import io.gpumem.allocator.MemoryBudget;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
+import io.gpumem.memory.MemoryInfo;
+
+/**
+ * The meters of every device, tagged with its ordinal: its memory used and free (by every process), its total,
+ * and gpumem's budget of it.
+ */
+public class GpumemDeviceMetrics implements MeterBinder {
+
+	private final GpumemDevices devices;
+
+	public GpumemDeviceMetrics(GpumemDevices devices) {
+		this.devices = devices;
+	}
+
+	@Override
+	public void bindTo(MeterRegistry registry) {
+		for (GpuDevice gpu : this.devices.all()) {
+			String device = String.valueOf(gpu.ordinal());
+			GpuBackend backend = gpu.backend();
+			memory(registry, backend, device, "used", MemoryInfo::usedBytes);
+			memory(registry, backend, device, "free", MemoryInfo::freeBytes);
+			Gauge.builder("gpumem.device.memory.total", backend, (b) -> b.memoryInfo().totalBytes())
+				.tags("device", device)
+				.baseUnit(BaseUnits.BYTES)
+				.description("The device's memory in all")
+				.register(registry);
+			gpu.budget()
+				.ifPresent((budget) -> Gauge.builder("gpumem.device.memory.budget", budget, MemoryBudget::limitBytes)
+					.tags("device", device)
+					.baseUnit(BaseUnits.BYTES)
+					.description("The device memory gpumem's device and unified pools may hold together "
+							+ "(gpumem.memory-fraction of the total)")
+					.register(registry));
+		}
+	}
+
+	private static void memory(MeterRegistry registry, GpuBackend backend, String device, String state,
+			ToDoubleFunction<MemoryInfo> value) {
+		Gauge.builder("gpumem.device.memory", backend, (b) -> value.applyAsDouble(b.memoryInfo()))
+			.tags("device", device, "state", state)
+			.baseUnit(BaseUnits.BYTES)
+			.description("The device's memory, used or free (by every process)")
+			.register(registry);
+	}
+
+}
