@@ -19,11 +19,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
 
-import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.BackendType;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.FakeCudaDriver;
+import io.gpumem.device.BackendSelection;
 import io.gpumem.memory.ByteSizes;
 
 /**

@@ -1,7 +1,6 @@
 package io.gpumem.pool;
 
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
@@ -26,16 +25,6 @@ final class Arena implements Tier {
 	/** Spans start at multiples of this and their sizes are multiples of it: the alignment {@code cuMemAlloc} gives. */
 	static final long ALIGNMENT = 256;
 
-	/** Smallest first; among spans of one size, the lowest address (oldest segment, then offset) first. */
-	private static final Comparator<Span> BEST_FIT = (a, b) -> {
-		int bySize = Long.compare(a.size, b.size);
-		if (bySize != 0) {
-			return bySize;
-		}
-		int bySegment = Long.compare(a.segment.id, b.segment.id);
-		return (bySegment != 0) ? bySegment : Long.compare(a.offset, b.offset);
-	};
-
 	private final MemoryAllocator allocator;
 
 	private final PoolCounters counters;
@@ -45,7 +34,7 @@ final class Arena implements Tier {
 
 	private final long segmentStep;
 
-	private final TreeSet<Span> free = new TreeSet<>(BEST_FIT);
+	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
 
 	/** Every segment held, in the order allocated. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
@@ -55,8 +44,6 @@ final class Arena implements Tier {
 	private long nextSegmentId;
 
 	private boolean closed;
-
-	private volatile long segmentCount;
 
 	private volatile long segmentBytes;
 
@@ -193,7 +180,7 @@ final class Arena implements Tier {
 
 	/** The segments, their bytes, the bytes free in them and the largest free span. */
 	synchronized PoolStatistics.Segments segments() {
-		return new PoolStatistics.Segments(this.segmentCount, this.segmentBytes, this.freeBytes,
+		return new PoolStatistics.Segments(this.segments.size(), this.segmentBytes, this.freeBytes,
 				this.free.isEmpty() ? 0 : this.free.last().size);
 	}
 
@@ -217,7 +204,6 @@ final class Arena implements Tier {
 	private Span.Segment addSegment(Allocation allocation) {
 		Span.Segment segment = new Span.Segment(allocation, this.nextSegmentId++);
 		this.segments.add(segment);
-		this.segmentCount++;
 		this.segmentBytes += allocation.size();
 		return segment;
 	}
@@ -247,14 +233,14 @@ final class Arena implements Tier {
 		if (before != null && before.free) {
 			this.free.remove(before);
 			before.size += merged.size;
-			link(before, merged.next);
+			before.link(merged.next);
 			merged = before;
 		}
 		Span after = merged.next;
 		if (after != null && after.free) {
 			this.free.remove(after);
 			merged.size += after.size;
-			link(merged, after.next);
+			merged.link(after.next);
 		}
 		merged.free = true;
 		this.free.add(merged);
@@ -277,7 +263,6 @@ final class Arena implements Tier {
 				it.remove();
 				this.free.remove(whole);
 				this.freeBytes -= whole.size;
-				this.segmentCount--;
 				this.segmentBytes -= whole.size;
 				removed.add(segment.allocation);
 				covered += whole.size;
@@ -292,7 +277,7 @@ final class Arena implements Tier {
 		if (rest >= ALIGNMENT) {
 			Span remainder = new Span(span.segment, span.offset + size, rest);
 			remainder.prev = span;
-			link(remainder, span.next);
+			remainder.link(span.next);
 			span.next = remainder;
 			span.size = size;
 			remainder.free = true;
@@ -301,13 +286,6 @@ final class Arena implements Tier {
 		}
 		span.free = false;
 		return span;
-	}
-
-	private static void link(Span span, Span next) {
-		span.next = next;
-		if (next != null) {
-			next.prev = span;
-		}
 	}
 
 }

@@ -3,9 +3,10 @@ package io.gpumem.pool;
 /**
  * What a pool keeps cached, stated once: which classes the front free lists keep, at most how many blocks of
  * each ({@code max-cached-buffers}) and how many bytes ({@code max-cached}), and which cached class a miss may
- * borrow from. {@code max-cached} acts twice: a block that comes back is kept whole (in the free lists, on a
- * shelf, above the top class) only while the bytes so kept stay within it, and the arena gives free segments
- * back while the bytes cached in all, its free spans with them, pass it.
+ * borrow from. {@code max-cached} bounds the bytes cached in all: free segments go back to the allocator beyond
+ * it, and a returned block that is an allocation of its own (above the top class) is kept only within it;
+ * a front class's block, which holds its span of a segment whether it is kept or not, is kept while the free
+ * lists and shelves hold no more than it.
  */
 final class CachePolicy {
 

@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import java.util.Comparator;
+
 import io.gpumem.memory.Allocation;
 
 /**
@@ -7,6 +9,16 @@ import io.gpumem.memory.Allocation;
  * before and after it in the segment. Guarded by the arena's lock.
  */
 final class Span {
+
+	/** The order spans are fit in: smallest first; among spans of one size, the lowest address (oldest segment, then offset). */
+	static final Comparator<Span> BEST_FIT = (a, b) -> {
+		int bySize = Long.compare(a.size, b.size);
+		if (bySize != 0) {
+			return bySize;
+		}
+		int bySegment = Long.compare(a.segment.id, b.segment.id);
+		return (bySegment != 0) ? bySegment : Long.compare(a.offset, b.offset);
+	};
 
 	final Segment segment;
 
@@ -29,6 +41,14 @@ final class Span {
 		this.size = size;
 		if (offset == 0) {
 			segment.first = this;
+		}
+	}
+
+	/** Makes {@code next} the span after this one. */
+	void link(Span next) {
+		this.next = next;
+		if (next != null) {
+			next.prev = this;
 		}
 	}
 

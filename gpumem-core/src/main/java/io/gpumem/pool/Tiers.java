@@ -106,7 +106,7 @@ final class Tiers {
 		long stamp = tick();
 		long classSize = this.ladder.size(classIndex);
 		long room = this.policy.room(classIndex, Arena.spanSize(classSize), this.front.cachedBuffers(classIndex),
-				this.policy.front(classIndex) ? keptBytes() : cachedBytes());
+				cachedAgainst(classIndex));
 		int added = (int) Math.min(count, room);
 		if (!this.policy.front(classIndex)) {
 			this.arena.grow(classSize, added);
@@ -137,7 +137,7 @@ final class Tiers {
 
 	/**
 	 * Whether a returned block may be kept: a front class's or one above the top class, with room under the
-	 * caps. Where even every block reserved counted as kept leaves room, nothing kept is counted.
+	 * caps. Where even every block reserved counted as cached leaves room, nothing cached is counted.
 	 */
 	boolean mayCache(Block block) {
 		int classIndex = block.classIndex;
@@ -147,12 +147,22 @@ final class Tiers {
 		return this.policy.room(classIndex, block.size, this.counters.reservedBuffers(classIndex) - 1,
 				reservedBytes() - block.size) > 0
 				|| this.policy.room(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
-						keptBytes()) > 0;
+						cachedAgainst(classIndex)) > 0;
 	}
 
 	/** Whether a block may be set aside on a shelf: room under {@code max-cached}. */
 	boolean mayShelve(Block block) {
-		return this.policy.byteRoom(block.size, keptBytes()) > 0;
+		return this.policy.byteRoom(block.size, cachedAgainst(block.classIndex)) > 0;
+	}
+
+	/**
+	 * The cached bytes {@code max-cached} weighs keeping a block of a class (-1 above the top) against: for a
+	 * front class, what the free lists and shelves hold, since a block cut from a segment holds its span whether
+	 * it is kept or given back to the arena; for any other, all that is cached, since its block or segment is
+	 * an allocation of its own, which the allocator gets back when it is not kept.
+	 */
+	private long cachedAgainst(int classIndex) {
+		return (classIndex >= 0 && this.policy.front(classIndex)) ? cachedAboveArena() : cachedBytes();
 	}
 
 	/**
@@ -230,14 +240,9 @@ final class Tiers {
 		return cached;
 	}
 
-	/** Bytes kept in blocks for reuse: in the free lists, on the shelves and above the top class. */
-	long keptBytes() {
-		return cachedAboveArena() + this.large.cachedBytes();
-	}
-
 	/** Bytes cached in every tier: exact when no thread is acquiring or releasing, a recent value otherwise. */
 	long cachedBytes() {
-		return keptBytes() + this.arena.cachedBytes();
+		return cachedAboveArena() + this.arena.cachedBytes() + this.large.cachedBytes();
 	}
 
 	/** The pool's statistics: the counters, with what each tier keeps per class and the arena's segments. */

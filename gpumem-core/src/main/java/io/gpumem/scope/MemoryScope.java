@@ -8,8 +8,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.ElementType;
-import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PooledBuffer;
 
 /**
  * A group of buffers from one pool released together: the buffers of one graph traversal, one query,

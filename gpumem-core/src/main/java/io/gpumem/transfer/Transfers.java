@@ -8,8 +8,8 @@ import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
-import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PooledBuffer;
 import io.gpumem.stream.GpuStream;
 
 /**

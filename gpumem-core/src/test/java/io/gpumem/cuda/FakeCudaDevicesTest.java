@@ -5,17 +5,17 @@ import java.util.List;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.BackendType;
-import io.gpumem.device.DeviceSelection;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.config.InvalidSettingException;
+import io.gpumem.device.BackendSelection;
+import io.gpumem.device.DeviceSelection;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.stream.GpuStream;
 

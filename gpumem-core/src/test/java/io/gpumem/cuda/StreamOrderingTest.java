@@ -1,6 +1,5 @@
 package io.gpumem.cuda;
 
-import java.nio.ByteBuffer;
 import java.nio.FloatBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;

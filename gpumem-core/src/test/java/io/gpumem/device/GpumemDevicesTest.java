@@ -9,9 +9,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.allocator.MemoryBudget;
-import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.BackendType;
-import io.gpumem.device.DeviceSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.config.InvalidSettingException;

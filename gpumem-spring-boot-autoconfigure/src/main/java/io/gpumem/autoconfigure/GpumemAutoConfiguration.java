@@ -19,10 +19,10 @@ import org.springframework.core.env.Environment;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
-import io.gpumem.device.BackendSelection;
-import io.gpumem.device.DeviceSelection;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaDriver;
+import io.gpumem.device.BackendSelection;
+import io.gpumem.device.DeviceSelection;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;

@@ -2,8 +2,8 @@ package io.gpumem.autoconfigure;
 
 import java.util.List;
 
-import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.device.BackendSelection;
 
 /**
  * The backend of every device gpumem manages, the primary's first. Closing closes the others' backends;

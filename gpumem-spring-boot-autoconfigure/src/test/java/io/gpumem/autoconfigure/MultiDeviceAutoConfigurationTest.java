@@ -3,6 +3,7 @@ package io.gpumem.autoconfigure;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
@@ -17,7 +18,6 @@ import org.springframework.context.ApplicationListener;
 import org.springframework.context.annotation.Configuration;
 
 import io.gpumem.autoconfigure.health.GpumemHealthContributorAutoConfiguration;
-import io.micrometer.core.instrument.binder.MeterBinder;
 import io.gpumem.autoconfigure.metrics.GpumemMetricsAutoConfiguration;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.buffer.GpuBuffer;

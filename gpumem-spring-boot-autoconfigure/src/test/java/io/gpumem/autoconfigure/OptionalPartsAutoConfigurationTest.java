@@ -13,8 +13,8 @@ import io.gpumem.autoconfigure.endpoint.GpumemEndpoint;
 import io.gpumem.autoconfigure.endpoint.GpumemEndpointAutoConfiguration;
 import io.gpumem.autoconfigure.health.GpumemHealthContributorAutoConfiguration;
 import io.gpumem.autoconfigure.health.GpumemHealthIndicator;
-import io.gpumem.autoconfigure.metrics.GpumemPoolMetrics;
 import io.gpumem.autoconfigure.metrics.GpumemMetricsAutoConfiguration;
+import io.gpumem.autoconfigure.metrics.GpumemPoolMetrics;
 import io.gpumem.backend.GpuBackend;
 
 import static org.assertj.core.api.Assertions.assertThat;

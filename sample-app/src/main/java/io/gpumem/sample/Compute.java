@@ -6,7 +6,7 @@ import org.springframework.stereotype.Component;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.backend.GpuBackend;
-import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.sample.kernels.Kernels;
 import io.gpumem.sample.limits.Deadline;
@@ -18,7 +18,7 @@ import io.gpumem.transfer.Transfers;
  */
 @Component
 @ConditionalOnGpumem
-public record Compute(GpuAdmission admission, GpuBackend backend, StratifiedMemoryPool devicePool,
+public record Compute(GpuAdmission admission, GpuBackend backend, MemoryPool devicePool,
 		Transfers transfers, ReductionBufferCache reductions, Kernels kernels, SampleProperties limits) {
 
 	/**

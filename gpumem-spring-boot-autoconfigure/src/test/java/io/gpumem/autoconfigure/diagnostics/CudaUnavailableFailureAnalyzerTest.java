@@ -10,10 +10,10 @@ import org.springframework.boot.diagnostics.FailureAnalyzer;
 import org.springframework.core.io.support.SpringFactoriesLoader;
 import org.springframework.core.io.support.SpringFactoriesLoader.FailureHandler;
 
-import io.gpumem.device.BackendSelection;
 import io.gpumem.backend.BackendType;
 import io.gpumem.cuda.CudaProbe;
 import io.gpumem.cuda.CudaUnavailableException;
+import io.gpumem.device.BackendSelection;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;

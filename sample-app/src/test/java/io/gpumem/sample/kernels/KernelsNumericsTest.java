@@ -70,8 +70,7 @@ class KernelsNumericsTest {
 				PoolConfig.builder("device").build());
 		this.pinned = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.PINNED),
 				PoolConfig.builder("pinned").build());
-		this.reductions = new ReductionBufferCache("reduction", this.backend.allocator(MemoryKind.DEVICE), this.pinned,
-				1);
+		this.reductions = new ReductionBufferCache("reduction", this.device, this.pinned, 1);
 		this.stream = this.backend.createStream();
 	}
 
