@@ -56,19 +56,23 @@ final class CachePolicy {
 	}
 
 	/**
-	 * How many more blocks of {@code blockSize} bytes of a class (-1 above the top) may be cached, with
-	 * {@code cachedInClass} of the class and {@code cachedBytes} in all cached now; the count cap holds for
-	 * the front's classes only, the only ones that cache by the block.
+	 * Whether one more block of {@code blockSize} bytes of a class (-1 above the top) may be cached, with
+	 * {@code cachedInClass} of the class and {@code cachedBytes} cached now: the hot path's question, asked
+	 * without a division.
 	 */
-	long room(int classIndex, long blockSize, long cachedInClass, long cachedBytes) {
-		long room = byteRoom(blockSize, cachedBytes);
-		return (classIndex >= 0 && this.front[classIndex])
-				? Math.min(room, Math.max(0, this.maxBuffers[classIndex] - cachedInClass)) : room;
+	boolean fits(int classIndex, long blockSize, long cachedInClass, long cachedBytes) {
+		return cachedBytes <= this.maxBytes - blockSize && cachedInClass < maxBuffers(classIndex);
 	}
 
-	/** How many more blocks of {@code blockSize} bytes {@code max-cached} leaves room for, {@code cachedBytes} cached now. */
-	long byteRoom(long blockSize, long cachedBytes) {
-		return Math.max(0, this.maxBytes - cachedBytes) / blockSize;
+	/** How many more blocks {@link #fits} would let in, one after another. */
+	long room(int classIndex, long blockSize, long cachedInClass, long cachedBytes) {
+		return Math.min(Math.max(0, this.maxBytes - cachedBytes) / blockSize,
+				Math.max(0, maxBuffers(classIndex) - cachedInClass));
+	}
+
+	/** At most how many blocks of a class are cached: {@code max-cached-buffers} for the front's classes only. */
+	private long maxBuffers(int classIndex) {
+		return (classIndex >= 0 && this.front[classIndex]) ? this.maxBuffers[classIndex] : Long.MAX_VALUE;
 	}
 
 	/** Bytes cached beyond {@code max-cached}, which free segments give back. */

@@ -144,15 +144,15 @@ final class Tiers {
 		if (classIndex >= 0 && !this.policy.front(classIndex)) {
 			return false;
 		}
-		return this.policy.room(classIndex, block.size, this.counters.reservedBuffers(classIndex) - 1,
-				reservedBytes() - block.size) > 0
-				|| this.policy.room(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
-						cachedAgainst(classIndex)) > 0;
+		return this.policy.fits(classIndex, block.size, this.counters.reservedBuffers(classIndex) - 1,
+				reservedBytes() - block.size)
+				|| this.policy.fits(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
+						cachedAgainst(classIndex));
 	}
 
 	/** Whether a block may be set aside on a shelf: room under {@code max-cached}. */
 	boolean mayShelve(Block block) {
-		return this.policy.byteRoom(block.size, cachedAgainst(block.classIndex)) > 0;
+		return this.policy.fits(-1, block.size, 0, cachedAgainst(block.classIndex));
 	}
 
 	/**
