@@ -6,27 +6,21 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
-import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 
 /** Admission of GPU work to every device: work active and waiting, the limit, the waits and the rejections. */
-public class GpumemAdmissionMetrics implements MeterBinder {
-
-	private final GpumemDevices devices;
+public class GpumemAdmissionMetrics extends DeviceMeterBinder {
 
 	public GpumemAdmissionMetrics(GpumemDevices devices) {
-		this.devices = devices;
+		super(devices);
 	}
 
 	@Override
-	public void bindTo(MeterRegistry registry) {
-		for (GpuDevice gpu : this.devices.all()) {
-			String device = String.valueOf(gpu.ordinal());
-			gpu.admission().ifPresent((admission) -> bind(registry, device, admission));
-		}
+	void bind(MeterRegistry registry, String device, GpuDevice gpu) {
+		gpu.admission().ifPresent((admission) -> bind(registry, device, admission));
 	}
 
 	private static void bind(MeterRegistry registry, String device, GpuAdmission admission) {

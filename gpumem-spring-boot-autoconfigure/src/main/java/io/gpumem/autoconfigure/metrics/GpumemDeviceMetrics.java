@@ -5,7 +5,6 @@ import java.util.function.ToDoubleFunction;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.BaseUnits;
-import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
@@ -17,34 +16,29 @@ import io.gpumem.memory.MemoryInfo;
  * The meters of every device, tagged with its ordinal: its memory used and free (by every process), its total,
  * and gpumem's budget of it.
  */
-public class GpumemDeviceMetrics implements MeterBinder {
-
-	private final GpumemDevices devices;
+public class GpumemDeviceMetrics extends DeviceMeterBinder {
 
 	public GpumemDeviceMetrics(GpumemDevices devices) {
-		this.devices = devices;
+		super(devices);
 	}
 
 	@Override
-	public void bindTo(MeterRegistry registry) {
-		for (GpuDevice gpu : this.devices.all()) {
-			String device = String.valueOf(gpu.ordinal());
-			GpuBackend backend = gpu.backend();
-			memory(registry, backend, device, "used", MemoryInfo::usedBytes);
-			memory(registry, backend, device, "free", MemoryInfo::freeBytes);
-			Gauge.builder("gpumem.device.memory.total", backend, (b) -> b.memoryInfo().totalBytes())
+	void bind(MeterRegistry registry, String device, GpuDevice gpu) {
+		GpuBackend backend = gpu.backend();
+		memory(registry, backend, device, "used", MemoryInfo::usedBytes);
+		memory(registry, backend, device, "free", MemoryInfo::freeBytes);
+		Gauge.builder("gpumem.device.memory.total", backend, (b) -> b.memoryInfo().totalBytes())
+			.tags("device", device)
+			.baseUnit(BaseUnits.BYTES)
+			.description("The device's memory in all")
+			.register(registry);
+		gpu.budget()
+			.ifPresent((budget) -> Gauge.builder("gpumem.device.memory.budget", budget, MemoryBudget::limitBytes)
 				.tags("device", device)
 				.baseUnit(BaseUnits.BYTES)
-				.description("The device's memory in all")
-				.register(registry);
-			gpu.budget()
-				.ifPresent((budget) -> Gauge.builder("gpumem.device.memory.budget", budget, MemoryBudget::limitBytes)
-					.tags("device", device)
-					.baseUnit(BaseUnits.BYTES)
-					.description("The device memory gpumem's device and unified pools may hold together "
-							+ "(gpumem.memory-fraction of the total)")
-					.register(registry));
-		}
+				.description("The device memory gpumem's device and unified pools may hold together "
+						+ "(gpumem.memory-fraction of the total)")
+				.register(registry));
 	}
 
 	private static void memory(MeterRegistry registry, GpuBackend backend, String device, String state,

@@ -2,6 +2,7 @@ package io.gpumem.autoconfigure.metrics;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.ToDoubleFunction;
+import java.util.function.ToLongFunction;
 
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.FunctionTimer;
@@ -69,11 +70,9 @@ public class GpumemPoolMetrics implements MeterBinder {
 				PoolStatistics::hits);
 		counter(registry, "gpumem.pool.requests", tags.and("result", "miss"), null, requests, pool,
 				PoolStatistics::misses);
-		FunctionTimer.builder("gpumem.pool.miss", pool, (p) -> p.statistics().misses(),
-				(p) -> p.statistics().missNanos(), TimeUnit.NANOSECONDS)
-			.tags(tags)
-			.description("Time misses spent getting memory from the allocator, retries and waits included")
-			.register(registry);
+		timer(registry, "gpumem.pool.miss", tags,
+				"Time misses spent getting memory from the allocator, retries and waits included", pool,
+				PoolStatistics::misses, PoolStatistics::missNanos);
 		counter(registry, "gpumem.pool.leaks", tags, BaseUnits.BUFFERS,
 				"Buffers found unreachable while still lent out, reclaimed by leak detection", pool,
 				PoolStatistics::leakedBuffers);
@@ -82,11 +81,8 @@ public class GpumemPoolMetrics implements MeterBinder {
 		counter(registry, "gpumem.allocation.failures", tags, null,
 				"Requests that failed for want of memory after the pool's retries", pool,
 				PoolStatistics::allocationFailures);
-		FunctionTimer.builder("gpumem.pool.memory.wait", pool, (p) -> p.statistics().memoryWaits().waits(),
-				(p) -> p.statistics().memoryWaits().waitNanos(), TimeUnit.NANOSECONDS)
-			.tags(tags)
-			.description("Acquires that waited for memory to be returned, served or not")
-			.register(registry);
+		timer(registry, "gpumem.pool.memory.wait", tags, "Acquires that waited for memory to be returned, served or not",
+				pool, (s) -> s.memoryWaits().waits(), (s) -> s.memoryWaits().waitNanos());
 		counter(registry, "gpumem.pool.memory.wait.timeouts", tags, null,
 				"Waits for memory that ran out, each then failing as out of memory", pool,
 				(s) -> s.memoryWaits().timeouts());
@@ -97,6 +93,15 @@ public class GpumemPoolMetrics implements MeterBinder {
 		Gauge.builder(name, pool, (p) -> figure.applyAsDouble(p.statistics()))
 			.tags(tags)
 			.baseUnit(unit)
+			.description(description)
+			.register(registry);
+	}
+
+	private static void timer(MeterRegistry registry, String name, Tags tags, String description, MemoryCache pool,
+			ToLongFunction<PoolStatistics> count, ToDoubleFunction<PoolStatistics> nanos) {
+		FunctionTimer.builder(name, pool, (p) -> count.applyAsLong(p.statistics()),
+				(p) -> nanos.applyAsDouble(p.statistics()), TimeUnit.NANOSECONDS)
+			.tags(tags)
 			.description(description)
 			.register(registry);
 	}

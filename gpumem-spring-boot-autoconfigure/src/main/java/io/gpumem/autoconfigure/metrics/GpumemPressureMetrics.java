@@ -7,7 +7,6 @@ import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.BaseUnits;
-import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
@@ -19,20 +18,15 @@ import io.gpumem.pressure.PressureStatistics;
  * Every device's memory pressure: the level of device and pinned memory (its ordinal, NORMAL = 0), the shrinks,
  * and the out-of-memory chain's refusals, freed bytes and failures.
  */
-public class GpumemPressureMetrics implements MeterBinder {
-
-	private final GpumemDevices devices;
+public class GpumemPressureMetrics extends DeviceMeterBinder {
 
 	public GpumemPressureMetrics(GpumemDevices devices) {
-		this.devices = devices;
+		super(devices);
 	}
 
 	@Override
-	public void bindTo(MeterRegistry registry) {
-		for (GpuDevice gpu : this.devices.all()) {
-			String device = String.valueOf(gpu.ordinal());
-			gpu.pressure().ifPresent((pressure) -> bind(registry, device, pressure));
-		}
+	void bind(MeterRegistry registry, String device, GpuDevice gpu) {
+		gpu.pressure().ifPresent((pressure) -> bind(registry, device, pressure));
 	}
 
 	private static void bind(MeterRegistry registry, String device, PressureHandler pressure) {

@@ -5,7 +5,6 @@ import java.util.function.Function;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.BaseUnits;
-import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
@@ -16,23 +15,18 @@ import io.gpumem.transfer.Transfers;
  * The bytes every device's transfers moved, by direction; their durations are the {@code gpumem.transfer}
  * observation's.
  */
-public class GpumemTransferMetrics implements MeterBinder {
-
-	private final GpumemDevices devices;
+public class GpumemTransferMetrics extends DeviceMeterBinder {
 
 	public GpumemTransferMetrics(GpumemDevices devices) {
-		this.devices = devices;
+		super(devices);
 	}
 
 	@Override
-	public void bindTo(MeterRegistry registry) {
-		for (GpuDevice gpu : this.devices.all()) {
-			String device = String.valueOf(gpu.ordinal());
-			gpu.transfers().ifPresent((transfers) -> {
-				bytes(registry, device, "upload", transfers, TransferStatistics::uploads);
-				bytes(registry, device, "download", transfers, TransferStatistics::downloads);
-			});
-		}
+	void bind(MeterRegistry registry, String device, GpuDevice gpu) {
+		gpu.transfers().ifPresent((transfers) -> {
+			bytes(registry, device, "upload", transfers, TransferStatistics::uploads);
+			bytes(registry, device, "download", transfers, TransferStatistics::downloads);
+		});
 	}
 
 	private static void bytes(MeterRegistry registry, String device, String direction, Transfers transfers,
