@@ -7,6 +7,7 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import org.junit.jupiter.api.Test;
 
+import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.health.contributor.CompositeHealthContributor;
@@ -15,6 +16,7 @@ import org.springframework.boot.health.contributor.HealthIndicator;
 import org.springframework.boot.health.contributor.Status;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ApplicationListener;
+import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
 
 import io.gpumem.autoconfigure.health.GpumemHealthContributorAutoConfiguration;
@@ -26,8 +28,10 @@ import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureLevel;
+import io.gpumem.reduction.ReductionBufferCache;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -55,6 +59,38 @@ class MultiDeviceAutoConfigurationTest {
 			assertThat(primary.pressure()).isPresent();
 			assertThat(context.getBean("gpumemHealthIndicator")).isInstanceOf(HealthIndicator.class);
 		});
+	}
+
+	@Test
+	void everyOtherDeviceHasTheVeryPartsThePrimaryHasNoMoreNoFewer() {
+		this.runner
+			.withPropertyValues("gpumem.host.devices=2", "gpumem.devices=all", "gpumem.pinned-pool.enabled=false",
+					"gpumem.unified-pool.enabled=true", "gpumem.pressure.enabled=false")
+			.run((context) -> {
+				GpumemDevices devices = context.getBean(GpumemDevices.class);
+				for (GpuDevice device : devices.all()) {
+					assertThat(device.pinnedPool()).as("device %d", device.ordinal()).isEmpty();
+					assertThat(device.transfers()).isEmpty();
+					assertThat(device.reductionCache()).isEmpty();
+					assertThat(device.unifiedPool()).isPresent();
+					assertThat(device.pressure()).isEmpty();
+				}
+				assertThat(context.getBean(GpumemPools.class).asMap()).containsOnlyKeys("device", "unified",
+						"device1.device", "device1.unified");
+			});
+	}
+
+	@Test
+	void aDeviceAfterThePrimaryFollowsAPrimaryPartTheApplicationDefinedItself() {
+		this.runner.withUserConfiguration(OwnReductionCache.class)
+			.withPropertyValues("gpumem.host.devices=2", "gpumem.devices=all", "gpumem.reduction-cache.enabled=false")
+			.run((context) -> {
+				GpuDevice second = context.getBean(GpumemDevices.class).get(1);
+				assertThat(context.getBean(GpumemDevices.class).primary().reductionCache())
+					.containsSame(context.getBean(ReductionBufferCache.class));
+				assertThat(second.reductionCache()).as("the primary has one, so device 1 has its own").isPresent();
+				assertThat(second.reductionCache().orElseThrow().name()).isEqualTo("device1.reduction");
+			});
 	}
 
 	@Test
@@ -150,6 +186,17 @@ class MultiDeviceAutoConfigurationTest {
 			.rootCause()
 			.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class,
 					(ex) -> assertThat(ex.getName()).isEqualTo("gpumem.devices[1]")));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnReductionCache {
+
+		@Bean
+		ReductionBufferCache myReductionCache(@Qualifier("gpumemDevicePool") MemoryPool device,
+				@Qualifier("gpumemPinnedPool") MemoryPool pinned) {
+			return new ReductionBufferCache("mine", device, pinned, 2);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
