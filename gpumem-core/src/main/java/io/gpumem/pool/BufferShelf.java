@@ -6,7 +6,7 @@ package io.gpumem.pool;
  * {@code max-cached}, and released first by its trims and by the out-of-memory retry. Safe for use by many
  * threads.
  */
-public interface BufferShelf {
+public interface BufferShelf extends AutoCloseable {
 
 	/** The buffer set aside under {@code key} most recently, lent again; null when there is none. */
 	PooledBuffer take(Object key);
@@ -23,7 +23,10 @@ public interface BufferShelf {
 	/** How many buffers are set aside under {@code key}. */
 	int count(Object key);
 
-	/** Bytes set aside, as the pool counts its blocks. */
+	/** Bytes set aside under {@code key}, as the pool counts its blocks. */
+	long cachedBytes(Object key);
+
+	/** Bytes set aside under every key. */
 	long cachedBytes();
 
 	/**
@@ -33,5 +36,12 @@ public interface BufferShelf {
 	 * @throws IllegalArgumentException if {@code keepBytes} is negative
 	 */
 	long trim(long keepBytes);
+
+	/**
+	 * Gives every buffer set aside back to the pool and sets none aside any more: a buffer put on it then is
+	 * closed as any other. A second close does nothing.
+	 */
+	@Override
+	void close();
 
 }

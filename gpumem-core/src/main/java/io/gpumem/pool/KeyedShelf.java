@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
@@ -26,7 +27,8 @@ final class KeyedShelf implements BufferShelf, Tier {
 
 	private final Map<Object, ArrayDeque<Kept>> byKey = new HashMap<>();
 
-	private final Map<Object, AtomicInteger> counts = new ConcurrentHashMap<>();
+	/** Per key, the blocks set aside and their bytes, read without the lock. */
+	private final Map<Object, KeyCounts> counts = new ConcurrentHashMap<>();
 
 	private final AtomicLongArray buffers;
 
@@ -88,15 +90,20 @@ final class KeyedShelf implements BufferShelf, Tier {
 			return false;
 		}
 		stack.addLast(new Kept(key, block, requestedBytes, this.tiers.tick()));
-		this.counts.computeIfAbsent(key, (k) -> new AtomicInteger()).incrementAndGet();
-		count(block, 1);
+		count(key, block, 1);
 		return true;
 	}
 
 	@Override
 	public int count(Object key) {
-		AtomicInteger count = this.counts.get(key);
-		return (count != null) ? count.get() : 0;
+		KeyCounts counts = this.counts.get(key);
+		return (counts != null) ? counts.buffers.get() : 0;
+	}
+
+	@Override
+	public long cachedBytes(Object key) {
+		KeyCounts counts = this.counts.get(key);
+		return (counts != null) ? counts.bytes.get() : 0;
 	}
 
 	@Override
@@ -142,12 +149,14 @@ final class KeyedShelf implements BufferShelf, Tier {
 		}
 	}
 
+	/** Gives everything set aside back to the pool, sets nothing aside any more, and leaves the pool's tiers. */
 	@Override
 	public void close() {
 		synchronized (this) {
 			this.closed = true;
 		}
-		release(Long.MAX_VALUE, Long.MAX_VALUE);
+		trim(0);
+		this.tiers.forget(this);
 	}
 
 	private synchronized List<Block> removeOldest(long bytes, long cutoff) {
@@ -172,11 +181,14 @@ final class KeyedShelf implements BufferShelf, Tier {
 		if (this.byKey.get(key).isEmpty()) {
 			this.byKey.remove(key);
 		}
-		this.counts.get(key).decrementAndGet();
-		count(kept.block, -1);
+		count(key, kept.block, -1);
 	}
 
-	private void count(Block block, int delta) {
+	/** Counts a block of {@code key} set aside (1) or taken off (-1), per key and per class; under the lock. */
+	private void count(Object key, Block block, int delta) {
+		KeyCounts counts = this.counts.computeIfAbsent(key, (k) -> new KeyCounts());
+		counts.buffers.addAndGet(delta);
+		counts.bytes.addAndGet(delta * block.size);
 		int slot = (block.classIndex < 0) ? this.buffers.length() - 1 : block.classIndex;
 		this.buffers.addAndGet(slot, delta);
 		this.bytes.addAndGet(slot, delta * block.size);
@@ -184,6 +196,14 @@ final class KeyedShelf implements BufferShelf, Tier {
 	}
 
 	private record Kept(Object key, Block block, long requestedBytes, long stamp) {
+	}
+
+	private record KeyCounts(AtomicInteger buffers, AtomicLong bytes) {
+
+		KeyCounts() {
+			this(new AtomicInteger(), new AtomicLong());
+		}
+
 	}
 
 }

@@ -49,15 +49,17 @@ final class MemoryWaiters {
 	Block await(long nanos, Supplier<Block> attempt) {
 		long start = System.nanoTime();
 		Block block = null;
+		boolean ended = false;
 		this.counters.countWait();
 		this.waiting.incrementAndGet();
 		try {
 			block = inLine(start + nanos, nanos, attempt);
+			ended = true;
 			return block;
 		}
 		finally {
 			this.waiting.decrementAndGet();
-			this.counters.countWaitEnd(System.nanoTime() - start, block == null);
+			this.counters.countWaitEnd(System.nanoTime() - start, ended && block == null);
 		}
 	}
 

@@ -26,6 +26,8 @@ final class Reservation {
 
 	private final Tiers tiers;
 
+	private final Upkeep upkeep;
+
 	private final PoolCounters counters;
 
 	private final int retries;
@@ -38,9 +40,10 @@ final class Reservation {
 
 	private volatile MemoryObserver observer = MemoryObserver.NONE;
 
-	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, PoolCounters counters) {
+	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters) {
 		this.pool = pool;
 		this.tiers = tiers;
+		this.upkeep = upkeep;
 		this.counters = counters;
 		this.retries = config.oomRetries();
 		this.largestClass = config.sizeClasses().largest();
@@ -105,6 +108,7 @@ final class Reservation {
 		if (waits) {
 			block = this.waiters.await(waitNanos, () -> {
 				this.pool.checkOpen();
+				this.upkeep.takeBack();
 				Block returned = this.tiers.cached(classIndex, size, home, true);
 				return (returned != null) ? returned : retried(classIndex, size, refusal);
 			});
@@ -149,13 +153,17 @@ final class Reservation {
 	}
 
 	/**
-	 * Frees memory for a refused request of {@code size} bytes before retry {@code attempt} (from 0): the
-	 * listeners' way, or without listeners by trimming the pool, first by what the request needs, then of
-	 * everything.
+	 * Frees memory for a refused request of {@code size} bytes before retry {@code attempt} (from 0): takes back
+	 * the blocks that came back late, then the listeners' way, or without listeners by trimming the pool, first
+	 * by what the request needs, then of everything.
 	 * @return the bytes freed, counting those a trim moved into the arena's free spans, where the retry can cut
 	 * them; 0 when nothing could be freed, and retrying is pointless
 	 */
 	private long makeRoom(long size, int attempt) {
+		if (this.pool.isClosed()) {
+			return 0;
+		}
+		this.upkeep.takeBack();
 		if (!this.listeners.isEmpty()) {
 			long freed = 0;
 			for (PoolListener listener : this.listeners) {
@@ -164,7 +172,7 @@ final class Reservation {
 			return freed;
 		}
 		long cached = this.pool.cachedBytes();
-		if (this.pool.isClosed() || cached == 0) {
+		if (cached == 0) {
 			return 0;
 		}
 		long aboveArena = this.tiers.cachedAboveArena();

@@ -67,10 +67,10 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.maxWait = config.maxWait();
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
 		this.tiers = new Tiers(allocator, config, this.counters);
-		this.reservation = new Reservation(this, config, this.tiers, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters);
 		this.upkeep = new Upkeep(this.name, this.leaks, this::release, this.tiers,
 				(config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0);
+		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters);
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);
@@ -181,6 +181,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public BufferShelf shelf(int maxPerKey) {
+		checkOpen();
 		return this.tiers.shelf(this, this.leaks, maxPerKey);
 	}
 

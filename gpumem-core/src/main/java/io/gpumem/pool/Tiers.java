@@ -38,6 +38,8 @@ final class Tiers {
 	 */
 	private volatile long clock = System.nanoTime();
 
+	private boolean closed;
+
 	Tiers(MemoryAllocator allocator, PoolConfig config, PoolCounters counters) {
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
@@ -194,11 +196,23 @@ final class Tiers {
 		return order;
 	}
 
-	/** A new shelf of the pool's, trimmed first; {@code leaks} watches the buffers it lends again. */
-	KeyedShelf shelf(StratifiedMemoryPool pool, LeakWatch leaks, int maxPerKey) {
+	/**
+	 * A new shelf of the pool's, trimmed first until it is closed; {@code leaks} watches the buffers it lends
+	 * again.
+	 * @throws IllegalStateException once the tiers are closed
+	 */
+	synchronized KeyedShelf shelf(StratifiedMemoryPool pool, LeakWatch leaks, int maxPerKey) {
+		if (this.closed) {
+			throw new IllegalStateException("pool '" + pool.name() + "' is closed");
+		}
 		KeyedShelf shelf = new KeyedShelf(pool, leaks, this, maxPerKey, this.counters.slots());
 		this.shelves.add(shelf);
 		return shelf;
+	}
+
+	/** Leaves out a closed shelf. */
+	void forget(KeyedShelf shelf) {
+		this.shelves.remove(shelf);
 	}
 
 	/**
@@ -258,6 +272,7 @@ final class Tiers {
 
 	/** Lets go of everything cached, the shelves first, and caches nothing more. */
 	synchronized void close() {
+		this.closed = true;
 		trimOrder().forEach(Tier::close);
 	}
 

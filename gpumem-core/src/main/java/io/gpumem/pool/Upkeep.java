@@ -47,14 +47,18 @@ final class Upkeep {
 		this.maintenance = Maintenance.schedule(this::maintain, idleTrimNanos);
 	}
 
-	/** Gives the block back once {@code event} has completed: at once if it has. */
+	/**
+	 * Gives the block back once {@code event} has completed: at once if it has, and once the pool is closed,
+	 * when nothing will look again, after waiting for it.
+	 */
 	void afterEvent(Block block, int stripe, GpuEvent event) {
-		if (event.isComplete()) {
-			event.close();
-			this.release.release(block, stripe);
+		if (event.isComplete() || this.closed) {
+			giveBack(new Pending(block, stripe, event));
+			return;
 		}
-		else {
-			this.pending.add(new Pending(block, stripe, event));
+		this.pending.add(new Pending(block, stripe, event));
+		if (this.closed) {
+			giveBackAll();
 		}
 	}
 
@@ -67,8 +71,7 @@ final class Upkeep {
 		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
 			Pending next = it.next();
 			if (next.event.isComplete() && this.pending.remove(next)) {
-				next.event.close();
-				this.release.release(next.block, next.stripe);
+				giveBack(next);
 				released++;
 			}
 		}
@@ -83,15 +86,24 @@ final class Upkeep {
 		return (this.idleTrimNanos == 0 || this.closed) ? 0 : this.tiers.trim(0, this.idleTrimNanos);
 	}
 
-	/** Stops the maintenance and gives back every block, its event complete or not, as a closing pool does. */
+	/** Stops the maintenance and gives back every block, after its event, as a closing pool does. */
 	void close() {
 		this.closed = true;
 		this.maintenance.cancel(false);
 		this.leaks.reclaim(this.pool, this.release);
+		giveBackAll();
+	}
+
+	private void giveBackAll() {
 		for (Pending next; (next = this.pending.poll()) != null;) {
-			next.event.close();
-			this.release.release(next.block, next.stripe);
+			giveBack(next);
 		}
+	}
+
+	private void giveBack(Pending pending) {
+		pending.event.await();
+		pending.event.close();
+		this.release.release(pending.block, pending.stripe);
 	}
 
 	private void maintain() {

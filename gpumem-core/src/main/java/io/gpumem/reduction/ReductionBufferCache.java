@@ -35,7 +35,8 @@ import io.gpumem.stream.GpuStream;
  * A buffer acquired on a stream is reset on that stream, after the work already there, and set aside once
  * that stream's work has completed: the way to use it with kernels on gpumem's streams. Results are read
  * through the pinned pool. Its own figures take the shape of a pool's, a row per buffer size, so that it shows
- * beside the pools (as {@code reduction}); its bytes are the device pool's blocks behind its buffers.
+ * beside the pools (as {@code reduction}); its bytes are the device pool's blocks behind its buffers. A
+ * buffer dropped without close is reclaimed by the device pool's leak watch, and stays counted here as lent.
  */
 public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 
@@ -197,6 +198,7 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 		}
 		this.closed = true;
 		trim(0);
+		this.shelf.close();
 	}
 
 	/** A slot's bits, read on {@code stream} through pinned memory, or synchronously without one. */
@@ -239,10 +241,7 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 	void release(ReductionKey key, PooledBuffer pooled) {
 		long capacity = pooled.capacity();
 		this.sizes.get(key.bytes()).returned(capacity);
-		if (this.closed) {
-			pooled.close();
-		}
-		else if (!this.shelf.put(key, pooled)) {
+		if (!this.shelf.put(key, pooled)) {
 			this.trimmedBytes.add(capacity);
 		}
 	}
@@ -262,11 +261,7 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 
 		final AtomicLong inUseBytes = new AtomicLong();
 
-		/** The bytes of the device pool's block behind a buffer of this size. */
-		volatile long capacity;
-
 		void lent(long capacity) {
-			this.capacity = capacity;
 			this.inUse.incrementAndGet();
 			this.inUseBytes.addAndGet(capacity);
 		}
@@ -279,13 +274,15 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 
 		SizeClassStatistics row(long size, BufferShelf shelf) {
 			long cached = 0;
+			long cachedBytes = 0;
 			for (ReductionKey key : this.keys) {
 				cached += shelf.count(key);
+				cachedBytes += shelf.cachedBytes(key);
 			}
 			long requests = this.requests.sum();
 			long hits = this.hits.sum();
 			return new SizeClassStatistics(size, requests, hits, requests - hits, this.returns.sum(), this.inUse.get(),
-					this.inUseBytes.get(), cached, cached * this.capacity);
+					this.inUseBytes.get(), cached, cachedBytes);
 		}
 
 	}

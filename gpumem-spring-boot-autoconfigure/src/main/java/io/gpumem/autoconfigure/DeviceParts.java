@@ -145,8 +145,9 @@ final class DeviceParts {
 	}
 
 	/**
-	 * This device whole, with the parts {@code primary} has, its pressure handler with the primary's
-	 * {@code thresholds}; what was built is closed again when a part fails.
+	 * This device whole, with the parts {@code primary} has (transfers and the reduction cache only over a
+	 * pinned pool of its own), its pressure handler with the primary's {@code thresholds}; what was built is
+	 * closed again when a part fails.
 	 */
 	GpuDevice like(GpuDevice primary, PressureThresholds thresholds, ApplicationEventPublisher events,
 			List<PressureListener> callbacks) {
@@ -161,10 +162,10 @@ final class DeviceParts {
 				device.pinnedPool(pinnedPool);
 				pools.add(pinnedPool);
 			}
-			if (primary.transfers().isPresent()) {
+			if (pinnedPool != null && primary.transfers().isPresent()) {
 				device.transfers(new Transfers(pinnedPool));
 			}
-			if (primary.reductionCache().isPresent()) {
+			if (pinnedPool != null && primary.reductionCache().isPresent()) {
 				device.reductionCache(built(built, reductionCache(devicePool, pinnedPool)));
 			}
 			if (primary.unifiedPool().isPresent()) {

@@ -28,10 +28,13 @@ import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureLevel;
 import io.gpumem.reduction.ReductionBufferCache;
+import io.gpumem.transfer.Transfers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -90,6 +93,20 @@ class MultiDeviceAutoConfigurationTest {
 					.containsSame(context.getBean(ReductionBufferCache.class));
 				assertThat(second.reductionCache()).as("the primary has one, so device 1 has its own").isPresent();
 				assertThat(second.reductionCache().orElseThrow().name()).isEqualTo("device1.reduction");
+			});
+	}
+
+	@Test
+	void withoutAPinnedPoolAnotherDeviceHasNeitherTransfersNorReductionCacheWhateverThePrimaryHas() {
+		this.runner.withUserConfiguration(OwnTransfers.class)
+			.withPropertyValues("gpumem.host.devices=2", "gpumem.devices=all", "gpumem.pinned-pool.enabled=false")
+			.run((context) -> {
+				assertThat(context).hasNotFailed();
+				GpumemDevices devices = context.getBean(GpumemDevices.class);
+				assertThat(devices.primary().transfers()).containsSame(context.getBean(Transfers.class));
+				assertThat(devices.get(1).pinnedPool()).isEmpty();
+				assertThat(devices.get(1).transfers()).isEmpty();
+				assertThat(devices.get(1).reductionCache()).isEmpty();
 			});
 	}
 
@@ -186,6 +203,21 @@ class MultiDeviceAutoConfigurationTest {
 			.rootCause()
 			.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class,
 					(ex) -> assertThat(ex.getName()).isEqualTo("gpumem.devices[1]")));
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class OwnTransfers {
+
+		@Bean(destroyMethod = "close")
+		StratifiedMemoryPool myPinnedPool(GpuBackend backend) {
+			return new StratifiedMemoryPool(backend.allocator(MemoryKind.PINNED), PoolConfig.builder("mine").build());
+		}
+
+		@Bean
+		Transfers myTransfers(@Qualifier("myPinnedPool") StratifiedMemoryPool myPinnedPool) {
+			return new Transfers(myPinnedPool);
+		}
+
 	}
 
 	@Configuration(proxyBeanMethods = false)
