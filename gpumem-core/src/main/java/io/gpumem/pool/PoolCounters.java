@@ -61,11 +61,11 @@ final class PoolCounters {
 		for (int i = 0; i < stripes; i++) {
 			this.cells[i] = new Cell(classes);
 		}
-		this.reservedBuffers = new AtomicLongArray(classes + 1);
-		this.reservedBytes = new AtomicLongArray(classes + 1);
-		this.misses = new AtomicLongArray(classes + 1);
-		this.peakBuffers = new AtomicLongArray(classes + 1);
-		this.coldMisses = new AtomicLongArray(classes + 1);
+		this.reservedBuffers = new AtomicLongArray(slots());
+		this.reservedBytes = new AtomicLongArray(slots());
+		this.misses = new AtomicLongArray(slots());
+		this.peakBuffers = new AtomicLongArray(slots());
+		this.coldMisses = new AtomicLongArray(slots());
 	}
 
 	/** The slot of a class, or for -1 that of the requests above the top class: the last. */
@@ -169,12 +169,12 @@ final class PoolCounters {
 	 */
 	PoolStatistics snapshot(String pool, MemoryKind kind, SizeClassLadder ladder, long maxCachedBytes,
 			long[] cachedBuffers, long[] cachedBytes, PoolStatistics.Segments segments) {
-		long[] requests = new long[this.classes + 1];
-		long[] returns = new long[this.classes + 1];
+		long[] requests = new long[slots()];
+		long[] returns = new long[slots()];
 		for (Cell cell : this.cells) {
 			cell.addCounts(requests, returns);
 		}
-		List<SizeClassStatistics> rows = new ArrayList<>(this.classes + 1);
+		List<SizeClassStatistics> rows = new ArrayList<>(slots());
 		for (int s = 0; s <= this.classes; s++) {
 			long misses = this.misses.get(s);
 			rows.add(new SizeClassStatistics((s < this.classes) ? ladder.size(s) : 0, requests[s],

@@ -87,10 +87,6 @@ final class Stripe extends StripeState {
 		return this.cachedBytes;
 	}
 
-	int cachedBuffers() {
-		return this.cachedBuffers;
-	}
-
 	/** Pushes a block on top of its class's stack, stamped; answers false, pushing nothing, once closed. */
 	boolean push(Block block, long stamp) {
 		if (this.closed) {
@@ -107,7 +103,6 @@ final class Stripe extends StripeState {
 		this.stamps[classIndex][slot] = stamp;
 		this.sizes[PAD + classIndex] = size + 1;
 		this.cachedBytes += block.size;
-		this.cachedBuffers++;
 		return true;
 	}
 
@@ -176,7 +171,6 @@ final class Stripe extends StripeState {
 	private void taken(int classIndex, int size, Block block) {
 		this.sizes[PAD + classIndex] = size - 1;
 		this.cachedBytes -= block.size;
-		this.cachedBuffers--;
 	}
 
 	/** The ring's slots: a power of two, before the slack. */
@@ -224,9 +218,6 @@ abstract class StripeState extends StripePadding {
 
 	/** Bytes of the blocks in all stacks. */
 	long cachedBytes;
-
-	/** Blocks in all stacks. */
-	int cachedBuffers;
 
 	/** Set by {@link Stripe#close(List)}: the stripe takes no more blocks. */
 	boolean closed;
