@@ -91,20 +91,23 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * Trims every pool down to {@code keepBytes} cached bytes. The figure is required: a body without it
-	 * (empty, or with a misspelt key) answers 400 rather than trimming everything.
+	 * Trims every pool down to {@code keepBytes} cached bytes, to nothing cached when it is absent (a body of
+	 * {@code {}} or none).
 	 */
 	@WriteOperation
-	public TrimResult trim(long keepBytes) {
+	public TrimResult trim(@Nullable Long keepBytes) {
 		long keep = keepBytes(keepBytes);
 		Map<String, PoolTrim> trimmed = new LinkedHashMap<>();
 		this.pools.asMap().forEach((name, pool) -> trimmed.put(name, trim(pool, keep)));
 		return TrimResult.of(trimmed);
 	}
 
-	/** Trims one pool down to {@code keepBytes} cached bytes; {@code null} (404) for an unknown pool. */
+	/**
+	 * Trims one pool down to {@code keepBytes} cached bytes, to nothing cached when it is absent; {@code null}
+	 * (404) for an unknown pool.
+	 */
 	@WriteOperation
-	public @Nullable TrimResult trimPool(@Selector String pool, long keepBytes) {
+	public @Nullable TrimResult trimPool(@Selector String pool, @Nullable Long keepBytes) {
 		long keep = keepBytes(keepBytes);
 		MemoryCache found = this.pools.get(pool);
 		return (found != null) ? TrimResult.of(Map.of(pool, trim(found, keep))) : null;
@@ -115,7 +118,10 @@ public class GpumemEndpoint {
 		return new PoolTrim(released, pool.cachedBytes());
 	}
 
-	private static long keepBytes(long keepBytes) {
+	private static long keepBytes(@Nullable Long keepBytes) {
+		if (keepBytes == null) {
+			return 0;
+		}
 		if (keepBytes < 0) {
 			throw new InvalidEndpointRequestException("keepBytes must not be negative: " + keepBytes,
 					"keepBytes must not be negative");

@@ -36,7 +36,7 @@ public class GpumemEndpointWebExtension {
 	}
 
 	@WriteOperation
-	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, long keepBytes) {
+	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, @Nullable Long keepBytes) {
 		return found(this.delegate.trimPool(pool, keepBytes));
 	}
 

@@ -161,10 +161,10 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
-	void aNegativeMalformedOrMissingKeepBytesIsABadRequestAndTrimsNothing() {
+	void aNegativeOrMalformedKeepBytesIsABadRequestAndTrimsNothing() {
 		this.devicePool.warm(64 * 1024, 2);
 		long cached = this.devicePool.cachedBytes();
-		for (String body : new String[] { "{\"keepBytes\": -1}", "{\"keepBytes\": \"abc\"}", "{\"keep\": 5}", "{}" }) {
+		for (String body : new String[] { "{\"keepBytes\": -1}", "{\"keepBytes\": \"abc\"}" }) {
 			for (String uri : new String[] { "/actuator/gpumem", "/actuator/gpumem/device" }) {
 				this.client.post()
 					.uri(uri)
@@ -215,6 +215,27 @@ class GpumemEndpointHttpTest {
 			.jsonPath("$.pools.device.cachedBytes").isEqualTo(0)
 			.jsonPath("$.pools.pinned.cachedBytes").isEqualTo(0)
 			.jsonPath("$.pools.reduction.cachedBytes").isEqualTo(0);
+	}
+
+	@Test
+	void aTrimWithoutKeepBytesTrimsToNothing() {
+		for (String uri : new String[] { "/actuator/gpumem", "/actuator/gpumem/device" }) {
+			for (String body : new String[] { "{}", "" }) {
+				this.devicePool.warm(64 * 1024, 2);
+				assertThat(this.devicePool.cachedBytes()).isPositive();
+				this.client.post()
+					.uri(uri)
+					.contentType(MediaType.APPLICATION_JSON)
+					.body(body)
+					.exchange()
+					.expectStatus()
+					.isOk()
+					.expectBody()
+					.jsonPath("$.releasedBytes").isEqualTo(2L << 20)
+					.jsonPath("$.pools.device.cachedBytes").isEqualTo(0);
+				assertThat(this.devicePool.cachedBytes()).as("%s with body '%s'", uri, body).isZero();
+			}
+		}
 	}
 
 	@Test
