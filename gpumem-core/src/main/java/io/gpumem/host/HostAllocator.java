@@ -14,6 +14,9 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
 /** Allocates one kind of memory of a {@link HostBackend} as direct byte buffers. */
 final class HostAllocator implements MemoryAllocator {
 
+	/** The alignment of every block's address, {@code cuMemAlloc}'s. */
+	static final int ALIGNMENT = 256;
+
 	private final MemoryKind kind;
 
 	private final HostBackend.Capacity capacity;
@@ -28,20 +31,27 @@ final class HostAllocator implements MemoryAllocator {
 		return this.kind;
 	}
 
+	/**
+	 * {@inheritDoc} As {@code cuMemAlloc}: the block starts on a {@value #ALIGNMENT}-byte boundary of its native
+	 * address, and a request the capacity cannot hold is out of memory, whatever its size.
+	 */
 	@Override
 	public Allocation allocate(long bytes) {
 		MemoryAllocator.requirePositiveSize(bytes);
-		if (bytes > HostBackend.MAX_BLOCK_BYTES) {
-			throw new IllegalArgumentException("allocation size " + bytes + " exceeds the host backend's largest block of "
-					+ HostBackend.MAX_BLOCK_BYTES + " bytes");
-		}
 		if (!this.capacity.tryReserve(bytes)) {
 			throw new GpuOutOfMemoryException(
 					OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfo(), -1, "host backend capacity exhausted"));
 		}
+		if (bytes > HostBackend.MAX_BLOCK_BYTES) {
+			this.capacity.release(bytes);
+			throw new IllegalArgumentException("allocation size " + bytes + " exceeds the host backend's largest block of "
+					+ HostBackend.MAX_BLOCK_BYTES + " bytes");
+		}
 		try {
-			ByteBuffer buffer = ByteBuffer.allocateDirect((int) bytes).order(ByteOrder.nativeOrder());
-			return new HostAllocation(this.kind, buffer);
+			ByteBuffer buffer = ByteBuffer.allocateDirect((int) bytes + ALIGNMENT - 1);
+			int misalignment = buffer.alignmentOffset(0, ALIGNMENT);
+			int start = (misalignment == 0) ? 0 : ALIGNMENT - misalignment;
+			return new HostAllocation(this.kind, buffer.slice(start, (int) bytes).order(ByteOrder.nativeOrder()));
 		}
 		catch (OutOfMemoryError ex) {
 			this.capacity.release(bytes);

@@ -27,8 +27,8 @@ import io.gpumem.stream.GpuStream;
  */
 public final class HostBackend implements GpuBackend {
 
-	/** The largest single block: one direct buffer is indexed by an int. */
-	public static final long MAX_BLOCK_BYTES = Integer.MAX_VALUE - 8;
+	/** The largest single block: one direct buffer, aligned within a slightly larger one, is indexed by an int. */
+	public static final long MAX_BLOCK_BYTES = Integer.MAX_VALUE - 8 - HostAllocator.ALIGNMENT;
 
 	private final int ordinal;
 

@@ -12,8 +12,12 @@ import io.gpumem.memory.ElementType;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -101,12 +105,63 @@ class HostBackendTest {
 	}
 
 	@Test
+	void aRequestAboveTheCapacityIsOutOfMemoryAsOnADeviceWhateverItsSize() {
+		MemoryAllocator device = new HostBackend(1 << 20).allocator(MemoryKind.DEVICE);
+		for (long bytes : new long[] { (1 << 20) + 1, 3L << 30, 1L << 50, Long.MAX_VALUE }) {
+			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.allocate(bytes))
+				.satisfies((ex) -> assertThat(ex.diagnostic().exceedsCapacity()).isTrue());
+		}
+		assertThat(device.memoryInfo().freeBytes()).isEqualTo(1 << 20);
+		MemoryAllocator large = new HostBackend(4L << 30).allocator(MemoryKind.DEVICE);
+		assertThatIllegalArgumentException().isThrownBy(() -> large.allocate(3L << 30))
+			.withMessageContaining("largest block");
+		assertThat(large.memoryInfo().freeBytes()).as("nothing kept reserved").isEqualTo(4L << 30);
+	}
+
+	@Test
+	void everyBlockStartsOn256BytesOfItsNativeAddressAsCuMemAllocs() {
+		HostBackend backend = new HostBackend(1L << 30);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("aligned").build());
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			long bytes = Math.max(4, Math.round(4 * Math.pow(80.0 * (1 << 20) / 4, i / 39.0)));
+			PooledBuffer buffer = pool.acquire(bytes);
+			held.add(buffer);
+			assertThat(buffer.unwrap(ByteBuffer.class).alignmentOffset(0, 256)).as("a buffer of %d bytes", bytes)
+				.isZero();
+		}
+		assertThat(held.get(39).size()).isEqualTo(80L << 20);
+		held.forEach(PooledBuffer::close);
+		assertThat(backend.allocator(MemoryKind.PINNED).allocate(3).unwrap(ByteBuffer.class).alignmentOffset(0, 256))
+			.isZero();
+		pool.close();
+	}
+
+	@Test
+	void aPoolRequestOfAPebibyteIsOutOfMemoryAndLeavesThePoolUsable() {
+		HostBackend backend = new HostBackend(64L << 20);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").build());
+		try (PooledBuffer before = pool.acquire(1 << 20)) {
+			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(1L << 50))
+				.withMessageContaining("tried to allocate 1.00 PiB");
+			before.fill((byte) 1);
+		}
+		try (PooledBuffer after = pool.acquire(32L << 20)) {
+			after.fill((byte) 2);
+		}
+		assertThat(pool.statistics().allocationFailures()).isEqualTo(1);
+		assertThat(pool.statistics().inUseBytes()).isZero();
+		pool.close();
+		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(64L << 20);
+	}
+
+	@Test
 	void badSizesAreRefusedWithTheRule() {
 		MemoryAllocator device = new HostBackend(1 << 20).allocator(MemoryKind.DEVICE);
 		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(0)).withMessageContaining("positive: 0");
 		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(-7)).withMessageContaining("-7");
-		assertThatIllegalArgumentException().isThrownBy(() -> device.allocate(Long.MAX_VALUE))
-			.withMessageContaining("largest block");
 		assertThatIllegalArgumentException().isThrownBy(() -> new HostBackend(-1))
 			.withMessage("capacity must be positive, not -1");
 		assertThat(device.memoryInfo().freeBytes()).isEqualTo(1 << 20);
