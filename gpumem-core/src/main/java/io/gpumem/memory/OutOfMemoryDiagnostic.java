@@ -8,32 +8,35 @@ package io.gpumem.memory;
  * @param capacityBytes the device's capacity, or -1 if unknown
  * @param freeBytes the device's free bytes, or -1 if unknown
  * @param inUseBytes bytes in use by this process's buffers, or -1 if unknown
+ * @param pendingBytes bytes of buffers closed after stream work that has not completed yet, which come back
+ * when it has, or -1 if unknown
  * @param cachedBytes bytes cached (reserved but free) by this process's pools, or -1 if unknown
  * @param limitBytes the byte budget this process may hold, or -1 if none
  * @param largestClassBytes the largest pool size class, or -1 where no pool is involved
  * @param reason the layer that refused and why
  */
 public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long capacityBytes, long freeBytes,
-		long inUseBytes, long cachedBytes, long limitBytes, long largestClassBytes, String reason) {
+		long inUseBytes, long pendingBytes, long cachedBytes, long limitBytes, long largestClassBytes, String reason) {
 
 	/** A diagnostic with only what an allocator knows; pools fill in the rest. */
 	public static OutOfMemoryDiagnostic of(MemoryKind kind, long requestedBytes, MemoryInfo info, long limitBytes,
 			String reason) {
 		return new OutOfMemoryDiagnostic(kind, requestedBytes, (info != null) ? info.totalBytes() : -1,
-				(info != null) ? info.freeBytes() : -1, -1, -1, limitBytes, -1, reason);
+				(info != null) ? info.freeBytes() : -1, -1, -1, -1, limitBytes, -1, reason);
 	}
 
 	/** This diagnostic with the pool's view of the process added. */
-	public OutOfMemoryDiagnostic withPool(long inUseBytes, long cachedBytes, long largestClassBytes) {
+	public OutOfMemoryDiagnostic withPool(long inUseBytes, long pendingBytes, long cachedBytes,
+			long largestClassBytes) {
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
-				inUseBytes, cachedBytes, this.limitBytes, largestClassBytes, this.reason);
+				inUseBytes, pendingBytes, cachedBytes, this.limitBytes, largestClassBytes, this.reason);
 	}
 
 	/** This diagnostic saying that the request waited {@code millis} ms for memory to be returned, in vain. */
 	public OutOfMemoryDiagnostic withWait(long millis) {
 		String waited = "waited " + millis + " ms for memory to be returned";
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
-				this.inUseBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
+				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
 				(this.reason == null || this.reason.isEmpty()) ? waited : this.reason + "; " + waited);
 	}
 
@@ -56,6 +59,10 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 		}
 		if (this.inUseBytes >= 0) {
 			message.append(" This process has ").append(ByteSizes.format(this.inUseBytes)).append(" in use");
+			if (this.pendingBytes > 0) {
+				message.append(", ").append(ByteSizes.format(this.pendingBytes))
+					.append(" closed after stream work that has not completed");
+			}
 			if (this.cachedBytes >= 0) {
 				message.append(" and ").append(ByteSizes.format(this.cachedBytes))
 					.append(" cached by its pools but unallocated");

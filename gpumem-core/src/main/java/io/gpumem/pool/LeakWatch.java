@@ -55,6 +55,11 @@ final class LeakWatch {
 		};
 	}
 
+	/** Whether any buffer is watched: whether buffers dropped without close can come back at all. */
+	boolean watching() {
+		return this.level != LeakDetection.DISABLED;
+	}
+
 	/**
 	 * Hands the blocks of watched buffers that became unreachable without close to {@code release}, and
 	 * reports each.
@@ -62,21 +67,33 @@ final class LeakWatch {
 	 */
 	int reclaim(String pool, Release release) {
 		int reclaimed = 0;
-		Block.Leak leak;
-		while ((leak = (Block.Leak) this.queue.poll()) != null) {
-			Block block = leak.block;
-			if (!Block.LEAK.compareAndSet(block, leak, null)) {
-				continue;
-			}
-			release.release(block, leak.stripe);
-			this.counters.countLeak();
-			reclaimed++;
-			LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
-					+ pool + "' became unreachable without close(); its memory was reclaimed."
-					+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : ""),
-					leak.site);
+		for (Block.Leak leak; (leak = (Block.Leak) this.queue.poll()) != null;) {
+			reclaimed += reclaim(pool, release, leak);
 		}
 		return reclaimed;
+	}
+
+	/**
+	 * As {@link #reclaim(String, Release)}, first waiting up to {@code timeoutMillis} for the garbage collector
+	 * to find a watched buffer unreachable.
+	 */
+	int awaitReclaim(String pool, Release release, long timeoutMillis) throws InterruptedException {
+		Block.Leak first = (Block.Leak) this.queue.remove(timeoutMillis);
+		return (first != null) ? reclaim(pool, release, first) + reclaim(pool, release) : 0;
+	}
+
+	private int reclaim(String pool, Release release, Block.Leak leak) {
+		Block block = leak.block;
+		if (!Block.LEAK.compareAndSet(block, leak, null)) {
+			return 0;
+		}
+		release.release(block, leak.stripe);
+		this.counters.countLeak();
+		LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
+				+ pool + "' became unreachable without close(); its memory was reclaimed."
+				+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : ""),
+				leak.site);
+		return 1;
 	}
 
 }

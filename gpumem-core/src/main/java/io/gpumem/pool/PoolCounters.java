@@ -55,6 +55,10 @@ final class PoolCounters {
 
 	private final LongAdder waitNanos = new LongAdder();
 
+	private final LongAdder gcRequests = new LongAdder();
+
+	private final LongAdder streamWaits = new LongAdder();
+
 	PoolCounters(int classes, int stripes) {
 		this.classes = classes;
 		this.cells = new Cell[stripes];
@@ -163,6 +167,16 @@ final class PoolCounters {
 		}
 	}
 
+	/** Counts an acquire about to fail that asked the garbage collector for buffers dropped without close. */
+	void countGcRequest() {
+		this.gcRequests.increment();
+	}
+
+	/** Counts an acquire about to fail that waited for the work of buffers closed after a stream. */
+	void countStreamWait() {
+		this.streamWaits.increment();
+	}
+
 	/**
 	 * The pool's statistics, from these counts and what its tiers keep: {@code cachedBuffers} and
 	 * {@code cachedBytes} per slot, and the arena's {@code segments}, whose free bytes belong to no class.
@@ -188,7 +202,8 @@ final class PoolCounters {
 						top.inUseBuffers(), top.inUseBytes(), top.cachedBuffers(), top.cachedBytes()),
 				segments, this.missNanos.sum(), this.peakReservedBytes.get(), maxCachedBytes, this.trimmedBytes.sum(),
 				this.allocationFailures.sum(), this.leakedBuffers.sum(),
-				new PoolStatistics.Waits(this.waits.sum(), this.waitTimeouts.sum(), this.waitNanos.sum()));
+				new PoolStatistics.Waits(this.waits.sum(), this.waitTimeouts.sum(), this.waitNanos.sum(),
+						this.gcRequests.sum(), this.streamWaits.sum()));
 	}
 
 	/** What the pool recorded of its use, for {@link PoolAdvisor}: these counts with the statistics' totals. */

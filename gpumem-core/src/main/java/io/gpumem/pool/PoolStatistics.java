@@ -114,16 +114,20 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 	}
 
 	/**
-	 * Acquires that found no memory and waited for some to be returned.
+	 * Acquires that found no memory and waited for some to be returned: by other requests within
+	 * {@code max-wait}, and before failing for good by stream work and by the garbage collector.
 	 *
-	 * @param waits acquires that waited, served in the end or not
-	 * @param timeouts waits that ran out, each of which then failed as out of memory
-	 * @param waitNanos time spent waiting, all acquires together
+	 * @param waits acquires that waited within {@code max-wait}, served in the end or not
+	 * @param timeouts those waits that ran out, each of which then failed as out of memory
+	 * @param waitNanos time spent in those waits, all acquires together
+	 * @param gcRequests acquires about to fail that asked the garbage collector for buffers dropped without
+	 * close, and waited for it
+	 * @param streamWaits acquires about to fail that waited for the work of buffers closed after a stream
 	 */
-	public record Waits(long waits, long timeouts, long waitNanos) {
+	public record Waits(long waits, long timeouts, long waitNanos, long gcRequests, long streamWaits) {
 
 		/** No waits: for pools that never wait. */
-		public static final Waits NONE = new Waits(0, 0, 0);
+		public static final Waits NONE = new Waits(0, 0, 0, 0, 0);
 
 	}
 

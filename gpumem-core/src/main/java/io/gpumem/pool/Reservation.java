@@ -5,6 +5,7 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
+import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.observation.MemoryObserver;
@@ -15,12 +16,22 @@ import io.gpumem.observation.MemoryOperation;
  * allocator refuses, again after having memory freed, at most {@code oomRetries} times, as RMM's
  * {@code failure_callback_resource_adaptor} does: by the pool's listeners, which decide what each attempt
  * frees (the pressure handler's out-of-memory chain), or without listeners by the pool trimming itself;
- * then, with a wait allowed, in line for memory to come back ({@link MemoryWaiters}); and at last a
- * {@link GpuOutOfMemoryException} with the allocator's figures and the pool's. A request larger than the
- * device or the budget fails at once; with others in line, a request that may wait does not try ahead of
- * them.
+ * then, with a wait allowed, in line for memory to come back ({@link MemoryWaiters}); then, as last resorts,
+ * after the work of buffers closed after a stream and after a garbage collection has found buffers dropped
+ * without close; and at last a {@link GpuOutOfMemoryException} with the allocator's figures and the pool's. A
+ * request larger than the device or the budget fails at once; with others in line, a request that may wait
+ * does not try ahead of them.
  */
 final class Reservation {
+
+	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+
+	/**
+	 * How many times an acquire about to fail waits for the garbage collector to find buffers dropped without
+	 * close, the wait doubling from 1 ms: at most half a second in all, as {@code java.nio.Bits} waits for
+	 * direct memory.
+	 */
+	private static final int GC_WAITS = 9;
 
 	private final StratifiedMemoryPool pool;
 
@@ -39,6 +50,9 @@ final class Reservation {
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile MemoryObserver observer = MemoryObserver.NONE;
+
+	/** Whether acquires are asking the garbage collector for memory: logged when it begins. */
+	private volatile boolean collecting;
 
 	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters) {
 		this.pool = pool;
@@ -117,13 +131,24 @@ final class Reservation {
 			block = retried(classIndex, size, refusal);
 		}
 		if (block != null) {
+			if (this.collecting) {
+				this.collecting = false;
+			}
 			return block;
+		}
+		if (!refusal[0].diagnostic().exceedsCapacity()) {
+			long waitLeft = (waitNanos > 0) ? Math.max(1, waitNanos - (System.nanoTime() - start)) : 0;
+			block = lastResort(classIndex, size, waitLeft, refusal);
+			if (block != null) {
+				return block;
+			}
 		}
 		this.counters.countAllocationFailure();
 		this.listeners.forEach((listener) -> listener.allocationFailed(this.pool, size));
 		long cached = this.pool.cachedBytes();
+		long pending = this.upkeep.pendingBytes();
 		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
-			.withPool(this.pool.reservedBytes() - cached, cached, this.largestClass);
+			.withPool(this.pool.reservedBytes() - cached - pending, pending, cached, this.largestClass);
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}
@@ -140,7 +165,7 @@ final class Reservation {
 				return this.tiers.allocate(classIndex, size);
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (attempt >= this.retries || makeRoom(size, attempt) == 0) {
+				if (attempt >= this.retries || ex.diagnostic().exceedsCapacity() || makeRoom(size, attempt) == 0) {
 					refusal[0] = ex;
 					return null;
 				}
@@ -150,6 +175,59 @@ final class Reservation {
 				throw ex;
 			}
 		}
+	}
+
+	/**
+	 * What an acquire tries before it fails for good: it waits for the work of buffers closed after a stream,
+	 * within what is left of the request's wait ({@code waitNanos}), or as long as that work takes when it may not wait (as PyTorch synchronizes
+	 * their events); then it has the garbage collector find buffers dropped without close, where leak
+	 * detection brings them back; and it retries after each that brought memory back.
+	 */
+	private Block lastResort(int classIndex, long size, long waitNanos, GpuOutOfMemoryException[] refusal) {
+		if (this.pool.isClosed()) {
+			return null;
+		}
+		if (this.upkeep.pendingBytes() > 0) {
+			this.counters.countStreamWait();
+			if (this.upkeep.awaitPending((waitNanos > 0) ? waitNanos : Long.MAX_VALUE)) {
+				Block block = retried(classIndex, size, refusal);
+				if (block != null) {
+					return block;
+				}
+			}
+		}
+		long lent = this.pool.reservedBytes() - this.pool.cachedBytes() - this.upkeep.pendingBytes();
+		return (this.upkeep.reclaimsLeaks() && lent > 0) ? collected(classIndex, size, lent, refusal) : null;
+	}
+
+	/**
+	 * Requests a garbage collection and waits for it to find buffers dropped without close, retrying each time
+	 * some came back, with a backoff of {@value #GC_WAITS} doubling waits, as {@code java.nio.Bits} does before
+	 * it refuses direct memory.
+	 */
+	private Block collected(int classIndex, long size, long lent, GpuOutOfMemoryException[] refusal) {
+		this.counters.countGcRequest();
+		if (!this.collecting) {
+			this.collecting = true;
+			LOGGER.log(System.Logger.Level.WARNING, () -> "Pool '" + this.pool.name() + "' ran out of memory with "
+					+ ByteSizes.format(lent) + " lent: asking the garbage collector for buffers dropped without "
+					+ "close() (logged once until an acquire succeeds without it)");
+		}
+		System.gc();
+		try {
+			for (int wait = 0; wait < GC_WAITS; wait++) {
+				if (this.upkeep.awaitLeaks(1L << wait)) {
+					Block block = retried(classIndex, size, refusal);
+					if (block != null) {
+						return block;
+					}
+				}
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		return null;
 	}
 
 	/**

@@ -4,6 +4,8 @@ import java.util.Iterator;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 
 import io.gpumem.stream.GpuEvent;
 
@@ -18,6 +20,8 @@ final class Upkeep {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
 
+	private static final long PENDING_POLL_NANOS = 50_000;
+
 	private final String pool;
 
 	private final LeakWatch leaks;
@@ -29,6 +33,8 @@ final class Upkeep {
 	private final long idleTrimNanos;
 
 	private final Queue<Pending> pending = new ConcurrentLinkedQueue<>();
+
+	private final AtomicLong pendingBytes = new AtomicLong();
 
 	private final ScheduledFuture<?> maintenance;
 
@@ -56,6 +62,7 @@ final class Upkeep {
 			giveBack(new Pending(block, stripe, event));
 			return;
 		}
+		this.pendingBytes.addAndGet(block.size);
 		this.pending.add(new Pending(block, stripe, event));
 		if (this.closed) {
 			giveBackAll();
@@ -71,11 +78,57 @@ final class Upkeep {
 		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
 			Pending next = it.next();
 			if (next.event.isComplete() && this.pending.remove(next)) {
-				giveBack(next);
+				giveBackPending(next);
 				released++;
 			}
 		}
 		return released > 0;
+	}
+
+	/** Whether buffers dropped without close come back: whether the garbage collector can free anything. */
+	boolean reclaimsLeaks() {
+		return this.leaks.watching();
+	}
+
+	/**
+	 * Waits up to {@code timeoutMillis} for the garbage collector to find a watched buffer dropped without close,
+	 * and takes back those found.
+	 * @return whether any came back
+	 */
+	boolean awaitLeaks(long timeoutMillis) throws InterruptedException {
+		return this.leaks.awaitReclaim(this.pool, this.release, timeoutMillis) > 0;
+	}
+
+	/** Bytes of blocks waiting for their event: closed after stream work that has not completed. */
+	long pendingBytes() {
+		return this.pendingBytes.get();
+	}
+
+	/**
+	 * Waits for the events of the blocks closed after stream work, in the order they were closed, at most
+	 * {@code timeoutNanos} in all ({@link Long#MAX_VALUE}: as long as the work takes), and gives back those whose
+	 * work has completed.
+	 * @return whether any came back
+	 */
+	boolean awaitPending(long timeoutNanos) {
+		long deadline = System.nanoTime() + timeoutNanos;
+		boolean released = false;
+		for (Pending next; (next = this.pending.peek()) != null;) {
+			if (timeoutNanos == Long.MAX_VALUE) {
+				next.event.await();
+			}
+			while (!next.event.isComplete() && System.nanoTime() - deadline < 0) {
+				LockSupport.parkNanos(PENDING_POLL_NANOS);
+			}
+			if (!next.event.isComplete()) {
+				break;
+			}
+			if (this.pending.remove(next)) {
+				giveBackPending(next);
+				released = true;
+			}
+		}
+		return released;
 	}
 
 	/**
@@ -96,8 +149,13 @@ final class Upkeep {
 
 	private void giveBackAll() {
 		for (Pending next; (next = this.pending.poll()) != null;) {
-			giveBack(next);
+			giveBackPending(next);
 		}
+	}
+
+	private void giveBackPending(Pending pending) {
+		this.pendingBytes.addAndGet(-pending.block.size);
+		giveBack(pending);
 	}
 
 	private void giveBack(Pending pending) {
