@@ -3,6 +3,7 @@ package io.gpumem.allocator;
 import java.util.Objects;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -39,6 +40,11 @@ public abstract class AllocatorDecorator implements MemoryAllocator {
 	@Override
 	public boolean streamOrdered() {
 		return this.upstream.streamOrdered();
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.upstream.health();
 	}
 
 	@Override

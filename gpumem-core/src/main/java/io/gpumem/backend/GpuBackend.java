@@ -1,5 +1,6 @@
 package io.gpumem.backend;
 
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -28,6 +29,9 @@ public interface GpuBackend extends AutoCloseable {
 	 * CUDA's {@code cuMemAllocFromPoolAsync} family, made on the first call and closed with the backend.
 	 */
 	MemoryAllocator streamOrderedAllocator();
+
+	/** Whether the device still works, and why not once it has failed for good. */
+	DeviceHealth health();
 
 	/** Free and total bytes of the device. */
 	MemoryInfo memoryInfo();

@@ -4,6 +4,7 @@ import java.lang.management.ManagementFactory;
 import java.lang.management.OperatingSystemMXBean;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
@@ -80,6 +81,11 @@ final class CudaAllocator implements MemoryAllocator {
 			throw new IllegalArgumentException("not a CUDA " + this.kind + " allocation of device "
 					+ this.device.ordinal() + ": " + allocation);
 		}
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.device.health();
 	}
 
 	/**

@@ -4,6 +4,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
@@ -124,6 +125,11 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 	@Override
 	public boolean streamOrdered() {
 		return true;
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.device.health();
 	}
 
 	@Override

@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -102,6 +103,11 @@ public final class CudaBackend implements GpuBackend {
 
 	CudaDevice device() {
 		return this.device;
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.device.health();
 	}
 
 	@Override

@@ -1,13 +1,20 @@
 package io.gpumem.cuda;
 
+import io.gpumem.memory.DeviceHealth;
+
 /**
  * One device's retained primary context: every public CUDA operation starts with {@link #bind()}, which
  * makes the context current on the calling OS thread (request threads and virtual threads move between
- * OS threads, and a context is current per OS thread).
+ * OS threads, and a context is current per OS thread) and hands out the driver guarded for the context
+ * ({@link ContextGuard}): an error that leaves the context unusable marks the device's {@link #health()} failed.
  */
 final class CudaDevice {
 
 	private final CudaDriver driver;
+
+	private final CudaDriver guarded;
+
+	private final DeviceHealth health;
 
 	private final int ordinal;
 
@@ -21,16 +28,22 @@ final class CudaDevice {
 		this.driver = driver;
 		this.ordinal = ordinal;
 		this.name = name;
+		this.health = new DeviceHealth(ordinal, name);
+		this.guarded = ContextGuard.guard(driver, this.health);
 		this.context = driver.retainPrimaryContext(ordinal);
 	}
 
-	/** Makes the context current on this thread and returns the driver to call. */
+	/** Makes the context current on this thread and returns the guarded driver to call. */
 	CudaDriver bind() {
 		if (this.released) {
 			throw new IllegalStateException("the CUDA backend of device " + this.ordinal + " is closed");
 		}
-		this.driver.setCurrentContext(this.context);
-		return this.driver;
+		this.guarded.setCurrentContext(this.context);
+		return this.guarded;
+	}
+
+	DeviceHealth health() {
+		return this.health;
 	}
 
 	CudaDriver driver() {
@@ -52,7 +65,7 @@ final class CudaDevice {
 	synchronized void release() {
 		if (!this.released) {
 			this.released = true;
-			this.driver.releasePrimaryContext(this.ordinal);
+			this.guarded.releasePrimaryContext(this.ordinal);
 		}
 	}
 

@@ -8,6 +8,7 @@ import java.util.Optional;
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.DeviceFailure;
 import io.gpumem.pool.MemoryCache;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pressure.PressureHandler;
@@ -50,6 +51,9 @@ public final class GpuDevice implements AutoCloseable {
 		this.reductionCache = builder.reductionCache;
 		this.pressure = builder.pressure;
 		this.admission = builder.admission;
+		if (this.pressure != null) {
+			this.backend.health().onFailure((failure) -> this.pressure.close());
+		}
 	}
 
 	/** A device of {@code backend} whose device memory {@code devicePool} lends; the other parts are optional. */
@@ -111,6 +115,14 @@ public final class GpuDevice implements AutoCloseable {
 		List<MemoryCache> pools = new ArrayList<>(memoryPools());
 		reductionCache().ifPresent(pools::add);
 		return pools;
+	}
+
+	/**
+	 * Whether the device failed for good, and how: then its parts refuse work and its pressure handler has
+	 * stopped.
+	 */
+	public Optional<DeviceFailure> failure() {
+		return this.backend.health().failure();
 	}
 
 	/**

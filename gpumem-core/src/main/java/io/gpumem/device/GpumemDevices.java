@@ -76,9 +76,17 @@ public final class GpumemDevices {
 		return device;
 	}
 
-	/** The device whose pools lend the smallest share of its memory ({@link GpuDevice#load()}); ties go to the first listed. */
+	/**
+	 * Of the devices that have not failed, the one whose pools lend the smallest share of its memory
+	 * ({@link GpuDevice#load()}); ties go to the first listed. When every device has failed, the primary, whose
+	 * parts refuse work naming the failure.
+	 */
 	public GpuDevice leastLoaded() {
-		return this.devices.values().stream().min(Comparator.comparingDouble(GpuDevice::load)).orElseThrow();
+		return this.devices.values()
+			.stream()
+			.filter((device) -> device.failure().isEmpty())
+			.min(Comparator.comparingDouble(GpuDevice::load))
+			.orElse(this.primary);
 	}
 
 	/** The device the calling thread is bound to ({@link #bind(int)}), or the primary. */

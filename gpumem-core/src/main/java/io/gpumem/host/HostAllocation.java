@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ByteBufferAccess;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryKind;
 
@@ -28,11 +29,14 @@ final class HostAllocation implements Allocation {
 
 	private final ByteBuffer buffer;
 
+	private final DeviceHealth health;
+
 	private volatile boolean freed;
 
-	HostAllocation(MemoryKind kind, ByteBuffer buffer) {
+	HostAllocation(MemoryKind kind, ByteBuffer buffer, DeviceHealth health) {
 		this.kind = kind;
 		this.buffer = buffer;
+		this.health = health;
 	}
 
 	@Override
@@ -82,7 +86,8 @@ final class HostAllocation implements Allocation {
 	public Allocation slice(long byteOffset, long bytes) {
 		checkNotFreed();
 		return new HostAllocation(this.kind,
-				this.buffer.slice(Math.toIntExact(byteOffset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()));
+				this.buffer.slice(Math.toIntExact(byteOffset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()),
+				this.health);
 	}
 
 	void markFreed() {
@@ -91,10 +96,12 @@ final class HostAllocation implements Allocation {
 		}
 	}
 
+	/** Refuses use after free, and, as a CUDA device's memory does, any use once the device has failed. */
 	private void checkNotFreed() {
 		if (this.freed) {
 			throw new IllegalStateException("host " + this.kind + " allocation of " + size() + " bytes used after free");
 		}
+		this.health.check();
 	}
 
 	@Override

@@ -5,6 +5,7 @@ import java.nio.ByteOrder;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
@@ -21,9 +22,12 @@ final class HostAllocator implements MemoryAllocator {
 
 	private final HostBackend.Capacity capacity;
 
-	HostAllocator(MemoryKind kind, HostBackend.Capacity capacity) {
+	private final DeviceHealth health;
+
+	HostAllocator(MemoryKind kind, HostBackend.Capacity capacity, DeviceHealth health) {
 		this.kind = kind;
 		this.capacity = capacity;
+		this.health = health;
 	}
 
 	@Override
@@ -38,6 +42,7 @@ final class HostAllocator implements MemoryAllocator {
 	@Override
 	public Allocation allocate(long bytes) {
 		MemoryAllocator.requirePositiveSize(bytes);
+		this.health.check();
 		if (!this.capacity.tryReserve(bytes)) {
 			throw new GpuOutOfMemoryException(
 					OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfo(), -1, "host backend capacity exhausted"));
@@ -51,7 +56,8 @@ final class HostAllocator implements MemoryAllocator {
 			ByteBuffer buffer = ByteBuffer.allocateDirect((int) bytes + ALIGNMENT - 1);
 			int misalignment = buffer.alignmentOffset(0, ALIGNMENT);
 			int start = (misalignment == 0) ? 0 : ALIGNMENT - misalignment;
-			return new HostAllocation(this.kind, buffer.slice(start, (int) bytes).order(ByteOrder.nativeOrder()));
+			return new HostAllocation(this.kind, buffer.slice(start, (int) bytes).order(ByteOrder.nativeOrder()),
+					this.health);
 		}
 		catch (OutOfMemoryError ex) {
 			this.capacity.release(bytes);
@@ -67,6 +73,11 @@ final class HostAllocator implements MemoryAllocator {
 		}
 		host.markFreed();
 		this.capacity.release(host.size());
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.health;
 	}
 
 	@Override

@@ -8,6 +8,7 @@ import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -36,6 +37,8 @@ public final class HostBackend implements GpuBackend {
 
 	private final MemoryAllocator streamOrdered;
 
+	private final DeviceHealth health;
+
 	/** An emulated device of the given capacity, with as many bytes again of pinned host memory. */
 	public HostBackend(long capacityBytes) {
 		this(capacityBytes, capacityBytes);
@@ -57,11 +60,12 @@ public final class HostBackend implements GpuBackend {
 		this.ordinal = ordinal;
 		requirePositive("capacity", capacityBytes);
 		requirePositive("pinned-capacity", pinnedCapacityBytes);
+		this.health = new DeviceHealth(ordinal, deviceName());
 		Capacity device = new Capacity(capacityBytes);
-		this.allocators.put(MemoryKind.DEVICE, new HostAllocator(MemoryKind.DEVICE, device));
-		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device));
+		this.allocators.put(MemoryKind.DEVICE, new HostAllocator(MemoryKind.DEVICE, device, this.health));
+		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device, this.health));
 		this.allocators.put(MemoryKind.PINNED,
-				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes)));
+				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes), this.health));
 		this.streamOrdered = new AllocatorDecorator(this.allocators.get(MemoryKind.DEVICE)) {
 
 			@Override
@@ -102,6 +106,15 @@ public final class HostBackend implements GpuBackend {
 		return this.streamOrdered;
 	}
 
+	/**
+	 * The emulated device's health: it fails only where a fault is injected ({@link DeviceHealth#injectFault}),
+	 * and then as a CUDA device does: its pools lend nothing, its streams and buffers refuse work.
+	 */
+	@Override
+	public DeviceHealth health() {
+		return this.health;
+	}
+
 	/** Free and total bytes of the emulated device (DEVICE and UNIFIED memory together). */
 	@Override
 	public MemoryInfo memoryInfo() {
@@ -117,7 +130,8 @@ public final class HostBackend implements GpuBackend {
 	/** A stream that runs each copy and fill at once, on the calling thread. */
 	@Override
 	public GpuStream createStream() {
-		return new HostStream();
+		this.health.check();
+		return new HostStream(this.health);
 	}
 
 	@Override

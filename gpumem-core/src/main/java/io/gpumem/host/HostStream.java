@@ -3,11 +3,15 @@ package io.gpumem.host;
 import java.nio.ByteBuffer;
 
 import io.gpumem.buffer.GpuBuffer;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
-/** The host backend's stream: every copy and fill runs at once, so every event is complete. */
+/**
+ * The host backend's stream: every copy and fill runs at once, so every event is complete. Once the device has
+ * failed, it refuses work, and a synchronization returns at once, as on a CUDA device.
+ */
 final class HostStream implements GpuStream {
 
 	private static final GpuEvent COMPLETE = new GpuEvent() {
@@ -27,7 +31,13 @@ final class HostStream implements GpuStream {
 
 	};
 
+	private final DeviceHealth health;
+
 	private volatile boolean closed;
+
+	HostStream(DeviceHealth health) {
+		this.health = health;
+	}
 
 	@Override
 	public void copy(GpuBuffer source, long sourceOffset, GpuBuffer target, long targetOffset, long bytes) {
@@ -63,7 +73,9 @@ final class HostStream implements GpuStream {
 
 	@Override
 	public void synchronize() {
-		checkOpen();
+		if (this.closed) {
+			throw new IllegalStateException("stream is closed");
+		}
 	}
 
 	@Override
@@ -84,9 +96,8 @@ final class HostStream implements GpuStream {
 	}
 
 	private void checkOpen() {
-		if (this.closed) {
-			throw new IllegalStateException("stream is closed");
-		}
+		synchronize();
+		this.health.check();
 	}
 
 	@Override

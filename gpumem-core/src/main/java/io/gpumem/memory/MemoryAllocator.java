@@ -1,5 +1,6 @@
 package io.gpumem.memory;
 
+
 /**
  * Allocates and frees blocks of one memory kind: the small interface every backend implements and
  * every decorator in {@code io.gpumem.allocator} wraps (RMM's {@code memory_resource}).
@@ -31,6 +32,14 @@ public interface MemoryAllocator {
 	 */
 	default boolean streamOrdered() {
 		return false;
+	}
+
+	/**
+	 * Whether the device behind this allocator still works: a pool lends nothing from a failed device.
+	 * {@link DeviceHealth#UNWATCHED} for an allocator whose device nothing watches.
+	 */
+	default DeviceHealth health() {
+		return DeviceHealth.UNWATCHED;
 	}
 
 	/** Free and total bytes of the device behind this allocator. */

@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
 import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
@@ -31,6 +32,7 @@ import io.gpumem.stream.StreamOrder;
  * to the allocator's. Buffers closed after a stream ({@link PooledBuffer#closeAfter(GpuStream)}) and leaked
  * ones ({@link LeakDetection}) come back on misses, trims and the maintenance run, which also releases what
  * stayed cached {@code idle-trim-after}. Statistics take no lock a request thread takes and change nothing.
+ * A pool over a device that failed for good ({@link DeviceHealth}) lends nothing more.
  */
 public final class StratifiedMemoryPool implements MemoryPool {
 
@@ -54,6 +56,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private final Upkeep upkeep;
 
+	private final DeviceHealth health;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
 	/**
@@ -62,6 +66,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	 */
 	public StratifiedMemoryPool(MemoryAllocator allocator, PoolConfig config) {
 		this.allocator = Objects.requireNonNull(allocator, "allocator");
+		this.health = allocator.health();
 		this.name = config.name();
 		this.ladder = config.sizeClasses();
 		this.maxWait = config.maxWait();
@@ -129,6 +134,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 			throw new IllegalArgumentException("the wait for memory must not be negative: " + maxWait);
 		}
 		checkOpen();
+		this.health.checkAcquire();
 		int classIndex = this.ladder.indexOf(bytes);
 		ThreadState thread = ThreadState.current();
 		int home = thread.stripe;
@@ -168,6 +174,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 			throw new IllegalArgumentException("warm count must not be negative: " + count);
 		}
 		checkOpen();
+		this.health.check();
 		int added = this.tiers.warm(classIndex, count);
 		if (this.closed.get()) {
 			this.tiers.close();

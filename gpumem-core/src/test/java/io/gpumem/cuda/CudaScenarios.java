@@ -68,6 +68,19 @@ abstract class CudaScenarios {
 		}
 	}
 
+	@Test
+	void aKernelWritingOutOfBoundsFailsTheDeviceForGoodAndEveryPartRefusesWork() throws Exception {
+		runDeviceFault();
+	}
+
+	/**
+	 * Runs the {@link DeviceFaultScenario} over this backend; a driver whose device it leaves unusable for the
+	 * rest of the process runs it in a JVM of its own.
+	 */
+	protected void runDeviceFault() throws Exception {
+		DeviceFaultScenario.run(this.backend, this.device, this.pinned);
+	}
+
 	private StratifiedMemoryPool pool(MemoryKind kind) {
 		return new StratifiedMemoryPool(this.backend.allocator(kind),
 				PoolConfig.builder(kind.name().toLowerCase()).sizeClasses(LADDER).build());

@@ -31,6 +31,7 @@ class FakeCudaBackendTest extends CudaScenarios {
 	@Override
 	protected CudaBackend openBackend() {
 		this.driver = new FakeCudaDriver(CAPACITY);
+		this.driver.kernel(DeviceFaultScenario.KERNEL, (launch) -> launch.memory(0).putInt(1 << 30, 1));
 		return CudaBackend.open(this.driver, 0);
 	}
 
@@ -45,6 +46,23 @@ class FakeCudaBackendTest extends CudaScenarios {
 		byte[] notYet = new byte[16];
 		target.copyTo(notYet);
 		assertThat(notYet).containsOnly((byte) 0);
+	}
+
+	@Test
+	void aFailedDeviceSendsNothingMoreToItsContextAndClosesWithoutWaiting() throws Exception {
+		GpuStream stream = this.backend.createStream();
+		PooledBuffer busy = this.device.acquire(1 << 20);
+		stream.fill(busy, 0, 1 << 20, (byte) 1);
+		busy.closeAfter(stream);
+		runDeviceFault();
+		int calls = this.driver.totalCalls();
+		stream.close();
+		this.device.close();
+		this.pinned.close();
+		this.unified.close();
+		this.backend.close();
+		assertThat(this.driver.totalCalls()).as("shutdown sent nothing to the dead context").isEqualTo(calls);
+		assertThat(this.device.reservedBytes()).isZero();
 	}
 
 	@Test

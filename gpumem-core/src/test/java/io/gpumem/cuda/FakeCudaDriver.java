@@ -63,6 +63,10 @@ import io.gpumem.memory.MemoryInfo;
  * a launch runs the Java body bound to the entry's name with {@link #kernel(String, FakeKernel)}, as stream
  * work, its arguments checked against the PTX parameters ({@code .u64} a device pointer or a long,
  * {@code .u32}/{@code .s32} an int, {@code .f32} a float, {@code .f64} a double).</li>
+ * <li><b>A faulting kernel poisons the context</b>: a body that reaches outside its memory (an
+ * {@link IndexOutOfBoundsException}) is {@code CUDA_ERROR_ILLEGAL_ADDRESS}, reported by the call that ran the
+ * work; then, as CUDA's documentation says, "any further CUDA work will return the same error": every later
+ * call in that device's context fails with it.</li>
  * </ul>
  * Work runs on the thread that waits for it, one item at a time for the whole device.
  * <p>
@@ -86,6 +90,8 @@ public final class FakeCudaDriver implements CudaDriver {
 	static final int PEER_ACCESS_UNSUPPORTED = 217;
 
 	static final int NOT_SUPPORTED = 801;
+
+	static final int ILLEGAL_ADDRESS = 700;
 
 	final long capacity;
 
@@ -134,6 +140,12 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private final ThreadLocal<Object> current = new ThreadLocal<>();
 
+	/** The call each thread is making, which reports a fault of the work it runs. */
+	private final ThreadLocal<String> calling = new ThreadLocal<>();
+
+	/** The devices whose context a fault left unusable: every later call in it fails with the fault's error. */
+	private final Set<Integer> poisoned = ConcurrentHashMap.newKeySet();
+
 	public FakeCudaDriver(long capacity) {
 		this.capacity = capacity;
 	}
@@ -174,6 +186,11 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	/** How many times a driver call was made. */
+	/** How many calls the driver received, of every kind. */
+	public int totalCalls() {
+		return this.calls.values().stream().mapToInt(AtomicInteger::get).sum();
+	}
+
 	public int calls(String call) {
 		AtomicInteger count = this.calls.get(call);
 		return (count != null) ? count.get() : 0;
@@ -766,7 +783,13 @@ public final class FakeCudaDriver implements CudaDriver {
 				runUntil(prerequisite.stream, prerequisite.sequence);
 			}
 			stream.pending.poll();
-			next.body.run();
+			try {
+				next.body.run();
+			}
+			catch (IndexOutOfBoundsException outOfBounds) {
+				this.poisoned.add(stream.device);
+				fail(this.calling.get(), ILLEGAL_ADDRESS);
+			}
 			stream.completed++;
 		}
 	}
@@ -804,7 +827,11 @@ public final class FakeCudaDriver implements CudaDriver {
 		if (!(context instanceof FakeContext fake) || this.contexts.get(fake.device()) != fake) {
 			fail(call, CudaException.INVALID_CONTEXT);
 		}
-		return ((FakeContext) context).device();
+		int device = ((FakeContext) context).device();
+		if (this.poisoned.contains(device)) {
+			fail(call, ILLEGAL_ADDRESS);
+		}
+		return device;
 	}
 
 	private void checkDevice(int device, String call) {
@@ -814,6 +841,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	private void count(String call) {
+		this.calling.set(call);
 		this.calls.computeIfAbsent(call, (key) -> new AtomicInteger()).incrementAndGet();
 	}
 
@@ -828,7 +856,7 @@ public final class FakeCudaDriver implements CudaDriver {
 				case CudaException.INVALID_CONTEXT -> "CUDA_ERROR_INVALID_CONTEXT";
 				case INVALID_PTX -> "CUDA_ERROR_INVALID_PTX";
 				case NOT_FOUND -> "CUDA_ERROR_NOT_FOUND";
-				case 700 -> "CUDA_ERROR_ILLEGAL_ADDRESS";
+				case ILLEGAL_ADDRESS -> "CUDA_ERROR_ILLEGAL_ADDRESS";
 				case INVALID_HANDLE -> "CUDA_ERROR_INVALID_HANDLE";
 				case PEER_ACCESS_UNSUPPORTED -> "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED";
 				case NOT_SUPPORTED -> "CUDA_ERROR_NOT_SUPPORTED";

@@ -1,8 +1,13 @@
 package io.gpumem.cuda;
 
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.concurrent.TimeUnit;
+
 import jcuda.driver.CUdeviceptr;
 import org.junit.jupiter.api.Tag;
 
+import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
@@ -19,6 +24,20 @@ class JCudaBackendTest extends CudaScenarios {
 	protected CudaBackend openBackend() {
 		assumeTrue(PROBE.usable(), () -> "no usable CUDA device: " + PROBE.reason());
 		return CudaBackend.open(0);
+	}
+
+	/** In a JVM of its own: the fault leaves the device unusable for the rest of the process. */
+	@Override
+	protected void runDeviceFault() throws Exception {
+		String classPath = System.getProperty("surefire.test.class.path", System.getProperty("java.class.path"));
+		Process process = new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java").toString(), "-cp",
+				classPath, DeviceFaultScenario.class.getName())
+			.redirectErrorStream(true)
+			.start();
+		String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+		assertThat(process.waitFor(5, TimeUnit.MINUTES)).isTrue();
+		assertThat(process.exitValue()).as(output).isZero();
+		assertThat(output).contains("device fault scenario passed");
 	}
 
 	@Override
