@@ -14,6 +14,7 @@ import io.gpumem.backend.GpuBackend;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
@@ -61,6 +62,28 @@ class GpumemDevicesTest {
 				assertThat(this.devices.leastLoaded().ordinal()).isEqualTo(1);
 			}
 		}
+	}
+
+	@Test
+	void aFailedDeviceIsSkippedAndStopsAloneWhileTheOthersServe() {
+		this.devices = open(DeviceSelection.of(List.of(1, 0)), 2);
+		GpuDevice failing = this.devices.get(1);
+		failing.backend().health().injectFault(0);
+		assertThatExceptionOfType(GpuDeviceFailedException.class)
+			.isThrownBy(() -> failing.devicePool().acquire(1 << 20))
+			.withMessageContaining("device 1 (host memory emulating a device) failed for good with "
+					+ "CUDA_ERROR_ILLEGAL_ADDRESS (700) in acquire");
+		assertThat(failing.failure()).isPresent();
+		assertThat(this.devices.leastLoaded().ordinal()).isZero();
+		try (GpuBuffer onOther = this.devices.get(0).devicePool().acquire(8 << 20)) {
+			assertThat(this.devices.leastLoaded().ordinal()).as("even the more loaded one").isZero();
+			onOther.fill((byte) 1);
+		}
+		this.devices.get(0).backend().health().injectFault(0);
+		assertThatExceptionOfType(GpuDeviceFailedException.class)
+			.isThrownBy(() -> this.devices.get(0).devicePool().acquire(1));
+		assertThat(this.devices.leastLoaded().ordinal()).as("all failed: the primary, which names its failure")
+			.isEqualTo(1);
 	}
 
 	@Test

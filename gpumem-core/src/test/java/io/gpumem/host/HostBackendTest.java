@@ -9,12 +9,14 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.stream.GpuStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -155,6 +157,35 @@ class HostBackendTest {
 		assertThat(pool.statistics().inUseBytes()).isZero();
 		pool.close();
 		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(64L << 20);
+	}
+
+	@Test
+	void anInjectedFaultFailsTheDeviceForGoodAtTheAcquireAfterTheNextN() {
+		HostBackend backend = new HostBackend(64L << 20);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").build());
+		StratifiedMemoryPool pinned = new StratifiedMemoryPool(backend.allocator(MemoryKind.PINNED),
+				PoolConfig.builder("pinned").build());
+		GpuStream stream = backend.createStream();
+		backend.health().injectFault(10);
+		PooledBuffer kept = pool.acquire(1 << 20);
+		for (int i = 1; i < 10; i++) {
+			(i % 2 == 0 ? pool : pinned).acquire(4096).close();
+		}
+		assertThat(backend.health().isFailed()).isFalse();
+		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> pool.acquire(4096))
+			.satisfies((ex) -> assertThat(ex.failure().error()).isEqualTo("CUDA_ERROR_ILLEGAL_ADDRESS (700)"));
+		for (Runnable call : new Runnable[] { () -> pinned.acquire(4096), () -> kept.copyFrom(new byte[4]),
+				() -> stream.fill(kept, 0, 4, (byte) 1), backend::createStream,
+				() -> backend.allocator(MemoryKind.DEVICE).allocate(256) }) {
+			assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(call::run);
+		}
+		stream.synchronize();
+		stream.close();
+		kept.close();
+		pool.close();
+		pinned.close();
+		assertThat(backend.memoryInfo().freeBytes()).as("shutdown gave everything back").isEqualTo(64L << 20);
 	}
 
 	@Test
