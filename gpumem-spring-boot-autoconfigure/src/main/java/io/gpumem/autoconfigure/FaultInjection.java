@@ -6,14 +6,32 @@ import org.apache.commons.logging.LogFactory;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 
 import io.gpumem.allocator.FaultInjectingAllocator;
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
 
-/** Puts {@code gpumem.fault-injection} between a pool and its allocator, for tests. */
+/** Puts {@code gpumem.fault-injection} between a pool and its allocator, and into a device, for tests. */
 final class FaultInjection {
 
 	private static final Log logger = LogFactory.getLog(FaultInjection.class);
 
 	private FaultInjection() {
+	}
+
+	/** Makes {@code backend}'s device fail for good as {@code gpumem.fault-injection.device-fault-after} says. */
+	static void device(GpuBackend backend, GpumemProperties.FaultInjection faults) {
+		Long after = faults.getDeviceFaultAfter();
+		if (after == null) {
+			return;
+		}
+		if (after < 0) {
+			throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.device-fault-after", after,
+					"must be 0 or more: the acquires the device serves before it fails");
+		}
+		backend.health().injectFault(after);
+		logger.warn("Device " + backend.deviceId() + " will fail for good at its acquire after " + after
+				+ ", as with " + DeviceHealth.INJECTED_ERROR + " (gpumem.fault-injection.device-fault-after). "
+				+ "This is for tests.");
 	}
 
 	/** {@code allocator}, refusing allocations as the properties say when they name {@code pool}. */

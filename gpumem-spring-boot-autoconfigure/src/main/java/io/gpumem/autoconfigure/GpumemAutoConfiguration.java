@@ -80,6 +80,7 @@ public final class GpumemAutoConfiguration {
 			GpumemProperties.Host host = properties.getHost();
 			HostMemoryCheck.check(host.getCapacity().toBytes(), pinnedCapacity(host));
 		}
+		FaultInjection.device(backend, properties.getFaultInjection());
 		return backend;
 	}
 
@@ -198,6 +199,12 @@ public final class GpumemAutoConfiguration {
 		List<GpuDevice> devices = new ArrayList<>(List.of(primary));
 		devices.addAll(secondaries.devices());
 		return new GpumemDevices(devices);
+	}
+
+	/** Tells Boot the application is broken when a device fails for good, so that a liveness probe restarts it. */
+	@Bean
+	DeviceFailureLiveness gpumemDeviceFailureLiveness(GpumemDevices devices, ApplicationEventPublisher events) {
+		return new DeviceFailureLiveness(devices, events);
 	}
 
 	/** Every device's pools, as each device lists them. */

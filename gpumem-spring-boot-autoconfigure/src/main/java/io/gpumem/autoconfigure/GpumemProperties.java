@@ -459,9 +459,16 @@ public class GpumemProperties {
 
 	/**
 	 * For tests: allocations refused on purpose, as the device refuses them when memory runs out, so that a
-	 * test drives the application's out-of-memory paths. Off unless every-nth or probability is set.
+	 * test drives the application's out-of-memory paths, and a device fault, so that a test drives what a
+	 * device failing for good does. Off unless every-nth, probability or device-fault-after is set.
 	 */
 	public static class FaultInjection {
+
+		/**
+		 * Makes the primary device fail for good at its acquire after this many, as a kernel writing out of
+		 * bounds does (CUDA_ERROR_ILLEGAL_ADDRESS): to rehearse health, liveness and alerts.
+		 */
+		private Long deviceFaultAfter;
 
 		/** Refuses allocations number n, 2n, 3n, ... of each pool named. */
 		private Long everyNth;
@@ -474,6 +481,14 @@ public class GpumemProperties {
 
 		/** The pools whose allocations are refused (device, pinned, unified); all of them when empty. */
 		private List<String> pools = new ArrayList<>();
+
+		public Long getDeviceFaultAfter() {
+			return this.deviceFaultAfter;
+		}
+
+		public void setDeviceFaultAfter(Long deviceFaultAfter) {
+			this.deviceFaultAfter = deviceFaultAfter;
+		}
 
 		public Long getEveryNth() {
 			return this.everyNth;

@@ -4,6 +4,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
+import org.springframework.boot.autoconfigure.availability.ApplicationAvailabilityAutoConfiguration;
+import org.springframework.boot.availability.ApplicationAvailability;
+import org.springframework.boot.availability.LivenessState;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.boot.test.system.CapturedOutput;
@@ -11,6 +14,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.FaultInjectingAllocator;
+import io.gpumem.device.GpuDevice;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -18,7 +23,10 @@ import io.gpumem.pool.StratifiedMemoryPool;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** {@code gpumem.fault-injection}: allocations refused on purpose, so that users' tests reach their out-of-memory paths. */
+/**
+ * {@code gpumem.fault-injection}: allocations refused and a device failed on purpose, so that users' tests reach
+ * their out-of-memory and device-fault paths.
+ */
 @ExtendWith(OutputCaptureExtension.class)
 class FaultInjectionTest {
 
@@ -67,7 +75,33 @@ class FaultInjectionTest {
 	}
 
 	@Test
+	void aDeviceFaultAfterTenAcquiresFailsTheDeviceForGoodAndBreaksLiveness(CapturedOutput output) {
+		this.runner.withConfiguration(AutoConfigurations.of(ApplicationAvailabilityAutoConfiguration.class))
+			.withPropertyValues("gpumem.fault-injection.device-fault-after=10")
+			.run((context) -> {
+				assertThat(output).contains("Device 0 will fail for good at its acquire after 10, as with "
+						+ "CUDA_ERROR_ILLEGAL_ADDRESS (700) (gpumem.fault-injection.device-fault-after). This is for tests.");
+				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				ApplicationAvailability availability = context.getBean(ApplicationAvailability.class);
+				for (int i = 0; i < 10; i++) {
+					device.acquire(4096).close();
+				}
+				assertThat(availability.getState(LivenessState.class)).isNull();
+				assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> device.acquire(4096))
+					.withMessageContaining("CUDA_ERROR_ILLEGAL_ADDRESS (700) in acquire");
+				assertThatExceptionOfType(GpuDeviceFailedException.class)
+					.isThrownBy(() -> context.getBean("gpumemPinnedPool", StratifiedMemoryPool.class).acquire(1));
+				assertThat(availability.getLivenessState()).isEqualTo(LivenessState.BROKEN);
+				assertThat(context.getBean(GpuDevice.class).failure()).isPresent();
+			});
+	}
+
+	@Test
 	void badSettingsStopStartupNamingTheProperty() {
+		this.runner.withPropertyValues("gpumem.fault-injection.device-fault-after=-1")
+			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class,
+						(ex) -> assertThat(ex.getName()).isEqualTo("gpumem.fault-injection.device-fault-after")));
 		this.runner.withPropertyValues("gpumem.fault-injection.every-nth=0")
 			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
 				.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class,

@@ -22,6 +22,7 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.web.server.LocalServerPort;
 
+import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.sample.limits.HeapBudget;
 
@@ -158,11 +159,15 @@ class HostileRequestsHttpTest {
 	}
 
 	@Test
-	void aTrimWithAMisspeltKeyAnswers400SayingWhatIsMissingAndTrimsNothing() throws Exception {
-		HttpResponse<String> response = send("/actuator/gpumem", HttpRequest.BodyPublishers.ofString("{\"keep\":5}"));
-		assertThat(response.statusCode()).isEqualTo(400);
-		assertThat(response.body()).contains("keepBytes");
-		assertThat(this.devicePool.statistics().trimmedBytes()).isZero();
+	void aTrimWithAnEmptyBodyTrimsEverythingCached() throws Exception {
+		try (PooledBuffer buffer = this.devicePool.acquire(1 << 20)) {
+			buffer.fill((byte) 1);
+		}
+		assertThat(this.devicePool.cachedBytes()).isPositive();
+		HttpResponse<String> response = send("/actuator/gpumem", HttpRequest.BodyPublishers.ofString("{}"));
+		assertThat(response.statusCode()).isEqualTo(200);
+		assertThat(response.body()).contains("\"releasedBytes\"");
+		assertThat(this.devicePool.cachedBytes()).isZero();
 	}
 
 	private void badRequest(String path, String body, String message) throws Exception {

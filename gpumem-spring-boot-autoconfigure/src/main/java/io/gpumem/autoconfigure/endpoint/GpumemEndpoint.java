@@ -18,6 +18,7 @@ import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
+import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryCache;
@@ -58,18 +59,37 @@ public class GpumemEndpoint {
 		this.pools.asMap().forEach((name, pool) -> summaries.put(name, PoolSummary.of(pool.statistics())));
 		GpuDevice primary = this.devices.primary();
 		GpuBackend backend = primary.backend();
-		MemoryInfo memory = backend.memoryInfo();
+		MemoryInfo memory = memory(primary);
 		return new GpumemDescriptor(backend.name(),
-				new DeviceDescriptor(backend.deviceId(), backend.deviceName(), memory.totalBytes(), memory.freeBytes()),
+				new DeviceDescriptor(backend.deviceId(), backend.deviceName(), total(memory), free(memory),
+						failure(primary)),
 				primary.pressure().map(PressureDescriptor::of).orElse(null),
 				this.devices.all().stream().map(this::summary).toList(), summaries);
 	}
 
 	private DeviceSummary summary(GpuDevice device) {
-		MemoryInfo memory = device.backend().memoryInfo();
-		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), memory.totalBytes(),
-				memory.freeBytes(), device.load(), device.pressure().map(PressureHandler::level).orElse(null),
-				device.pools().stream().map(MemoryCache::name).toList());
+		MemoryInfo memory = memory(device);
+		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), total(memory), free(memory),
+				(memory != null) ? device.load() : 1.0,
+				device.pressure().map(PressureHandler::level).orElse(null),
+				device.pools().stream().map(MemoryCache::name).toList(), failure(device));
+	}
+
+	/** The device's memory; {@code null} once it has failed, when its context answers nothing more. */
+	private static @Nullable MemoryInfo memory(GpuDevice device) {
+		return device.failure().isPresent() ? null : device.backend().memoryInfo();
+	}
+
+	private static long total(@Nullable MemoryInfo memory) {
+		return (memory != null) ? memory.totalBytes() : -1;
+	}
+
+	private static long free(@Nullable MemoryInfo memory) {
+		return (memory != null) ? memory.freeBytes() : -1;
+	}
+
+	private static @Nullable String failure(GpuDevice device) {
+		return device.failure().map(DeviceFailure::describe).orElse(null);
 	}
 
 	/** One pool's summary with a row per size class; {@code null} (404) for an unknown pool. */
@@ -137,16 +157,20 @@ public class GpumemEndpoint {
 			List<DeviceSummary> devices, Map<String, PoolSummary> pools) implements OperationResponseBody {
 	}
 
-	/** A device the backend runs on. */
-	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes) {
+	/**
+	 * A device the backend runs on, and why it failed for good ({@code null} while it works; its memory figures
+	 * are -1 then).
+	 */
+	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes, @Nullable String failure) {
 	}
 
 	/**
-	 * A device gpumem manages: its figures, its load (the share of its budget its pools lend), its pressure
-	 * level ({@code null} without a pressure handler) and the names of its pools.
+	 * A device gpumem manages: its figures, its load (the share of its budget its pools lend, 1 once failed), its
+	 * pressure level ({@code null} without a pressure handler), the names of its pools, and why it failed for good
+	 * ({@code null} while it works).
 	 */
 	public record DeviceSummary(int id, String name, long totalBytes, long freeBytes, double load,
-			@Nullable PressureLevel pressure, List<String> pools) {
+			@Nullable PressureLevel pressure, List<String> pools, @Nullable String failure) {
 	}
 
 	/**

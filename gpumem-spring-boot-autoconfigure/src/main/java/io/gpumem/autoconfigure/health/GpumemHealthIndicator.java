@@ -5,6 +5,7 @@ import org.springframework.boot.health.contributor.Health;
 import org.springframework.boot.health.contributor.Status;
 
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureLevel;
@@ -12,7 +13,7 @@ import io.gpumem.pressure.PressureLevel;
 /**
  * UP with the device's figures while the pressure handler's device level is below CRITICAL,
  * OUT_OF_SERVICE at CRITICAL and OUT_OF_MEMORY, so that a readiness group including {@code gpumem} takes
- * the instance out of rotation until memory frees. The level is the handler's, as the
+ * the instance out of rotation until memory frees; DOWN with the error once the device has failed for good. The level is the handler's, as the
  * {@code gpumem.pressure.level} gauge and the endpoint show it; without a handler the indicator is UP
  * with the figures alone.
  */
@@ -31,6 +32,17 @@ public class GpumemHealthIndicator extends AbstractHealthIndicator {
 
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
+		builder.withDetail("backend", this.backend.name()).withDetail("device", this.backend.deviceName());
+		DeviceFailure failure = this.backend.health().failure().orElse(null);
+		if (failure != null) {
+			builder.down()
+				.withDetail("error", failure.error())
+				.withDetail("call", failure.call())
+				.withDetail("thread", failure.thread())
+				.withDetail("failedAt", failure.at())
+				.withDetail("reason", failure.describe());
+			return;
+		}
 		MemoryInfo memory = this.backend.memoryInfo();
 		builder.up();
 		if (this.pressure != null) {
@@ -40,9 +52,7 @@ public class GpumemHealthIndicator extends AbstractHealthIndicator {
 			}
 			builder.withDetail("level", level);
 		}
-		builder.withDetail("backend", this.backend.name())
-			.withDetail("device", this.backend.deviceName())
-			.withDetail("utilization", memory.utilization())
+		builder.withDetail("utilization", memory.utilization())
 			.withDetail("freeBytes", memory.freeBytes())
 			.withDetail("totalBytes", memory.totalBytes());
 	}

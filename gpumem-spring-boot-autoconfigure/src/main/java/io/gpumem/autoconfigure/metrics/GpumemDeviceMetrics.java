@@ -2,6 +2,7 @@ package io.gpumem.autoconfigure.metrics;
 
 import java.util.function.ToDoubleFunction;
 
+import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
 import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.BaseUnits;
@@ -14,7 +15,7 @@ import io.gpumem.memory.MemoryInfo;
 
 /**
  * The meters of every device, tagged with its ordinal: its memory used and free (by every process), its total,
- * and gpumem's budget of it.
+ * gpumem's budget of it, and whether it failed for good.
  */
 public class GpumemDeviceMetrics extends DeviceMeterBinder {
 
@@ -27,10 +28,14 @@ public class GpumemDeviceMetrics extends DeviceMeterBinder {
 		GpuBackend backend = gpu.backend();
 		memory(registry, backend, device, "used", MemoryInfo::usedBytes);
 		memory(registry, backend, device, "free", MemoryInfo::freeBytes);
-		Gauge.builder("gpumem.device.memory.total", backend, (b) -> b.memoryInfo().totalBytes())
+		Gauge.builder("gpumem.device.memory.total", backend, (b) -> read(b, MemoryInfo::totalBytes))
 			.tags("device", device)
 			.baseUnit(BaseUnits.BYTES)
 			.description("The device's memory in all")
+			.register(registry);
+		FunctionCounter.builder("gpumem.device.failures", backend, (b) -> b.health().isFailed() ? 1 : 0)
+			.tags("device", device)
+			.description("Faults that left the device unusable until the process restarts (at most one)")
 			.register(registry);
 		gpu.budget()
 			.ifPresent((budget) -> Gauge.builder("gpumem.device.memory.budget", budget, MemoryBudget::limitBytes)
@@ -41,9 +46,14 @@ public class GpumemDeviceMetrics extends DeviceMeterBinder {
 				.register(registry));
 	}
 
+	/** A figure of the device's memory; NaN once it has failed, when its context answers nothing more. */
+	private static double read(GpuBackend backend, ToDoubleFunction<MemoryInfo> value) {
+		return backend.health().isFailed() ? Double.NaN : value.applyAsDouble(backend.memoryInfo());
+	}
+
 	private static void memory(MeterRegistry registry, GpuBackend backend, String device, String state,
 			ToDoubleFunction<MemoryInfo> value) {
-		Gauge.builder("gpumem.device.memory", backend, (b) -> value.applyAsDouble(b.memoryInfo()))
+		Gauge.builder("gpumem.device.memory", backend, (b) -> read(b, value))
 			.tags("device", device, "state", state)
 			.baseUnit(BaseUnits.BYTES)
 			.description("The device's memory, used or free (by every process)")

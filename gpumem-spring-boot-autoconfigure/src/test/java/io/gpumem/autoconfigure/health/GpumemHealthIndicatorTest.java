@@ -8,6 +8,7 @@ import org.springframework.boot.health.contributor.Status;
 
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
@@ -66,12 +67,31 @@ class GpumemHealthIndicatorTest {
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
 				PoolConfig.builder("device").build())) {
 			this.pressure.register(pool);
-			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(200L << 20));
+			Allocation other = this.backend.allocator(MemoryKind.DEVICE).allocate(80L << 20);
+			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(40L << 20));
 			Health health = this.indicator.health(true);
 			assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
 			assertThat(health.getDetails()).containsEntry("level", PressureLevel.OUT_OF_MEMORY);
+			this.backend.allocator(MemoryKind.DEVICE).free(other);
 			this.pressure.check();
 			assertThat(this.indicator.health(true).getStatus()).isEqualTo(Status.UP);
+		}
+	}
+
+	@Test
+	void downWithTheFirstErrorOnceTheDeviceHasFailedForGood() {
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").build())) {
+			this.backend.health().injectFault(0);
+			assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> pool.acquire(4096));
+			Health health = this.indicator.health(true);
+			assertThat(health.getStatus()).isEqualTo(Status.DOWN);
+			assertThat(health.getDetails()).containsEntry("backend", "host")
+				.containsEntry("error", "CUDA_ERROR_ILLEGAL_ADDRESS (700)")
+				.containsEntry("call", "acquire")
+				.containsEntry("thread", Thread.currentThread().getName())
+				.containsKeys("failedAt", "reason")
+				.doesNotContainKey("freeBytes");
 		}
 	}
 

@@ -18,6 +18,7 @@ import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
@@ -107,8 +108,11 @@ class GpumemMetricsTest {
 		assertThat(registry.get("gpumem.pool.leaks").tags("pool", "device").functionCounter().count()).isZero();
 		assertThat(registry.get("gpumem.device.memory").tags("device", "0", "state", "used").gauge().value())
 			.isEqualTo(2L << 20);
+		assertThat(registry.get("gpumem.device.failures").tags("device", "0").functionCounter().count()).isZero();
 		held.close();
-		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.pool.acquire(32L << 20));
+		Allocation other = this.backend.allocator(MemoryKind.DEVICE).allocate(10L << 20);
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.pool.acquire(8L << 20));
+		this.backend.allocator(MemoryKind.DEVICE).free(other);
 		assertThat(registry.get("gpumem.allocation.failures").tags("pool", "device").functionCounter().count())
 			.isEqualTo(1);
 		assertThat(registry.get("gpumem.pool.trimmed").tags("pool", "device").functionCounter().count())

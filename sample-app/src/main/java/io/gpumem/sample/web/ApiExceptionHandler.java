@@ -16,6 +16,7 @@ import org.springframework.web.bind.annotation.ExceptionHandler;
 import org.springframework.web.bind.annotation.RestControllerAdvice;
 
 import io.gpumem.admission.GpuAdmissionException;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.sample.limits.DeadlineExceededException;
 import io.gpumem.sample.limits.OverloadedException;
@@ -24,8 +25,8 @@ import io.gpumem.sample.limits.PayloadTooLargeException;
 /**
  * Every failure a request can meet answers with its status and an {@code error} that names the problem:
  * 400 for bad input, 413 for a request larger than the service takes, 422 for a result float32 cannot
- * hold, and 503 when the service cannot
- * serve it now (heap, workers, GPU admission or memory), with {@code Retry-After} where waiting helps.
+ * hold, and 503 when the service cannot serve it now (heap, workers, GPU admission or memory, a device that
+ * failed for good), with {@code Retry-After} where waiting helps.
  */
 @RestControllerAdvice(basePackageClasses = ApiExceptionHandler.class)
 @Order(Ordered.HIGHEST_PRECEDENCE)
@@ -84,6 +85,12 @@ class ApiExceptionHandler {
 	@ExceptionHandler(GpuOutOfMemoryException.class)
 	ResponseEntity<byte[]> outOfMemory(GpuOutOfMemoryException ex) {
 		return unavailable(ex.getMessage(), OUT_OF_MEMORY_RETRY);
+	}
+
+	/** No {@code Retry-After}: the device stays failed until the process restarts, which its liveness probe asks for. */
+	@ExceptionHandler(GpuDeviceFailedException.class)
+	ResponseEntity<byte[]> deviceFailed(GpuDeviceFailedException ex) {
+		return error(HttpStatus.SERVICE_UNAVAILABLE, ex.getMessage());
 	}
 
 	@ExceptionHandler(DeadlineExceededException.class)
