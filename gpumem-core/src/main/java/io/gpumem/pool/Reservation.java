@@ -179,9 +179,9 @@ final class Reservation {
 
 	/**
 	 * What an acquire tries before it fails for good: it waits for the work of buffers closed after a stream,
-	 * within what is left of the request's wait ({@code waitNanos}), or as long as that work takes when it may not wait (as PyTorch synchronizes
-	 * their events); then it has the garbage collector find buffers dropped without close, where leak
-	 * detection brings them back; and it retries after each that brought memory back.
+	 * within what is left of the request's wait ({@code waitNanos}), or as long as that work takes when it may
+	 * not wait (as PyTorch synchronizes their events); then it has the garbage collector find buffers dropped
+	 * without close, where leak detection brings them back; and it retries after each that brought memory back.
 	 */
 	private Block lastResort(int classIndex, long size, long waitNanos, GpuOutOfMemoryException[] refusal) {
 		if (this.pool.isClosed()) {

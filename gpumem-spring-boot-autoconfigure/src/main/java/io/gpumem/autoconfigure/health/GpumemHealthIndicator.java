@@ -13,9 +13,9 @@ import io.gpumem.pressure.PressureLevel;
 /**
  * UP with the device's figures while the pressure handler's device level is below CRITICAL,
  * OUT_OF_SERVICE at CRITICAL and OUT_OF_MEMORY, so that a readiness group including {@code gpumem} takes
- * the instance out of rotation until memory frees; DOWN with the error once the device has failed for good. The level is the handler's, as the
- * {@code gpumem.pressure.level} gauge and the endpoint show it; without a handler the indicator is UP
- * with the figures alone.
+ * the instance out of rotation until memory frees, and DOWN with the error once the device has failed for
+ * good. The level is the handler's, as the {@code gpumem.pressure.level} gauge and the endpoint show it;
+ * without a handler the indicator is UP with the figures alone.
  */
 public class GpumemHealthIndicator extends AbstractHealthIndicator {
 
