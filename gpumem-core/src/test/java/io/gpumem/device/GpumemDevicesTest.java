@@ -1,5 +1,6 @@
 package io.gpumem.device;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -19,6 +20,7 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pressure.PressureHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -84,6 +86,30 @@ class GpumemDevicesTest {
 			.isThrownBy(() -> this.devices.get(0).devicePool().acquire(1));
 		assertThat(this.devices.leastLoaded().ordinal()).as("all failed: the primary, which names its failure")
 			.isEqualTo(1);
+	}
+
+	@Test
+	void aFailedDevicesPressureHandlerStopsChecking() throws InterruptedException {
+		HostBackend backend = new HostBackend(CAPACITY);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").build());
+		PressureHandler pressure = PressureHandler.builder(backend::memoryInfo).build();
+		pressure.register(pool);
+		pressure.start(Duration.ofMillis(5));
+		GpuDevice device = GpuDevice.builder(backend, pool).pressure(pressure).build();
+		try {
+			while (pressure.statistics().checks() == 0) {
+				Thread.sleep(5);
+			}
+			backend.health().injectFault(0);
+			assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> pool.acquire(1));
+			long checks = pressure.statistics().checks();
+			Thread.sleep(100);
+			assertThat(pressure.statistics().checks()).as("no check after the failure").isLessThanOrEqualTo(checks + 1);
+		}
+		finally {
+			device.close();
+		}
 	}
 
 	@Test
