@@ -45,6 +45,7 @@ public final class DeviceHealth {
 		return (failed != null) ? Optional.of(failed.failure()) : Optional.empty();
 	}
 
+	/** Whether the device has failed for good. */
 	public boolean isFailed() {
 		return this.failed != null;
 	}
@@ -79,6 +80,9 @@ public final class DeviceHealth {
 	 * liveness, its answers) without a faulty kernel.
 	 */
 	public void injectFault(long acquires) {
+		if (this == UNWATCHED) {
+			throw new IllegalStateException("an unwatched device cannot fail");
+		}
 		if (acquires < 0) {
 			throw new IllegalArgumentException("the acquires before an injected device fault must not be negative: "
 					+ acquires);
@@ -111,9 +115,12 @@ public final class DeviceHealth {
 		return first;
 	}
 
-	/** Has {@code listener} told of the failure once it happens, at once if it has. */
+	/** Has {@code listener} told of the failure once it happens, at once if it has; never for an unwatched device. */
 	public void onFailure(Consumer<DeviceFailure> listener) {
 		Objects.requireNonNull(listener, "listener");
+		if (this == UNWATCHED) {
+			return;
+		}
 		GpuDeviceFailedException failed;
 		synchronized (this) {
 			failed = this.failed;
