@@ -55,6 +55,10 @@ class FakeCudaBackendTest extends CudaScenarios {
 		stream.fill(busy, 0, 1 << 20, (byte) 1);
 		busy.closeAfter(stream);
 		runDeviceFault();
+		CudaDriver raw = this.driver;
+		assertThatExceptionOfType(CudaException.class).as("the fake's context is poisoned for every call")
+			.isThrownBy(raw::memoryInfo)
+			.satisfies((ex) -> assertThat(ex.codeName()).isEqualTo("CUDA_ERROR_ILLEGAL_ADDRESS"));
 		int calls = this.driver.totalCalls();
 		stream.close();
 		this.device.close();
