@@ -1,6 +1,9 @@
 package io.gpumem.backend;
 
+import java.util.Optional;
+
 import io.gpumem.memory.DeviceHealth;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -35,6 +38,22 @@ public interface GpuBackend extends AutoCloseable {
 
 	/** Free and total bytes of the device. */
 	MemoryInfo memoryInfo();
+
+	/**
+	 * Free and total bytes of the device while it works; empty once it has failed for good, when its context
+	 * answers nothing more.
+	 */
+	default Optional<MemoryInfo> workingMemoryInfo() {
+		if (!health().isFailed()) {
+			try {
+				return Optional.of(memoryInfo());
+			}
+			catch (GpuDeviceFailedException failed) {
+				// it failed since
+			}
+		}
+		return Optional.empty();
+	}
 
 	/**
 	 * Whether copies between this device's memory and {@code peer}'s go directly, device to device, on a

@@ -9,22 +9,23 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 import io.gpumem.memory.DeviceHealth;
+import io.gpumem.memory.GpuDeviceFailedException;
 
 /**
  * The driver as one device's context sees it. An error that leaves the context unusable for good
- * ({@link CudaException#poisonsContext()}) marks the device failed, and the call fails with a
- * {@link io.gpumem.memory.GpuDeviceFailedException} naming it. Once the device has failed, nothing more reaches
- * the driver: what shutdown does (releases, making the context current, waits for work that will never run)
- * returns at once, an event counts as complete, and every other call fails as the first did.
+ * ({@link CudaException#poisonsContext()}) marks the device failed. From then on nothing more reaches the driver:
+ * what releases a resource or waits for work (the calls closing pools, streams and the backend make) returns at
+ * once, an event query answers complete, and every other call fails with a
+ * {@link io.gpumem.memory.GpuDeviceFailedException} naming the first error; so does the call that met it, unless
+ * it is one of those. The waits users make ({@link CudaStream#synchronize()}, {@link CudaEvent}) then refuse to
+ * report work done ({@link CudaDevice#checkWorking()}).
  */
 final class ContextGuard implements InvocationHandler {
 
-	/** The calls a failed device answers without the driver: what closing pools, streams and the backend makes. */
-	private static final Set<Method> SHUTDOWN = methods("setCurrentContext", "releasePrimaryContext", "freeDevice",
+	/** The calls a failed context answers without the driver: each releases a resource or waits for work. */
+	private static final Set<Method> ANSWERED = methods("setCurrentContext", "releasePrimaryContext", "freeDevice",
 			"freePinned", "freeAsync", "trimMemoryPool", "destroyMemoryPool", "synchronizeStream", "destroyStream",
-			"synchronizeEvent", "destroyEvent", "unloadModule");
-
-	private static final Method QUERY_EVENT = methods("queryEvent").iterator().next();
+			"synchronizeEvent", "destroyEvent", "unloadModule", "queryEvent");
 
 	private final CudaDriver driver;
 
@@ -44,31 +45,32 @@ final class ContextGuard implements InvocationHandler {
 	@Override
 	public Object invoke(Object proxy, Method method, Object[] arguments) throws Throwable {
 		if (method.getDeclaringClass() == Object.class) {
-			return method.invoke(this, arguments);
+			return switch (method.getName()) {
+				case "equals" -> proxy == arguments[0];
+				case "hashCode" -> System.identityHashCode(proxy);
+				default -> "guarded " + this.driver;
+			};
 		}
-		if (this.health.isFailed()) {
-			if (method.equals(QUERY_EVENT)) {
-				return true;
+		if (!this.health.isFailed()) {
+			try {
+				return method.invoke(this.driver, arguments);
 			}
-			if (SHUTDOWN.contains(method)) {
-				return null;
+			catch (InvocationTargetException ex) {
+				if (!(ex.getCause() instanceof CudaException cuda && cuda.poisonsContext())) {
+					throw ex.getCause();
+				}
+				GpuDeviceFailedException failed = this.health.fail(cuda.codeName() + " (" + cuda.code() + ")",
+						cuda.call(), cuda);
+				if (!ANSWERED.contains(method)) {
+					throw failed;
+				}
 			}
-			this.health.check();
 		}
-		try {
-			return method.invoke(this.driver, arguments);
+		if (ANSWERED.contains(method)) {
+			return (method.getReturnType() == boolean.class) ? Boolean.TRUE : null;
 		}
-		catch (InvocationTargetException ex) {
-			if (ex.getCause() instanceof CudaException cuda && cuda.poisonsContext()) {
-				throw this.health.fail(cuda.codeName() + " (" + cuda.code() + ")", cuda.call(), cuda);
-			}
-			throw ex.getCause();
-		}
-	}
-
-	@Override
-	public String toString() {
-		return "guarded " + this.driver;
+		this.health.check();
+		throw new IllegalStateException("unreachable: " + method);
 	}
 
 	private static Set<Method> methods(String... names) {

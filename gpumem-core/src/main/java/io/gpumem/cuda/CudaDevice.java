@@ -46,6 +46,15 @@ final class CudaDevice {
 		return this.health;
 	}
 
+	/**
+	 * What a wait a user makes does after the driver answered: on a failed device, which answers waits at once,
+	 * it refuses to report the work done.
+	 * @throws io.gpumem.memory.GpuDeviceFailedException if the device has failed
+	 */
+	void checkWorking() {
+		this.health.check();
+	}
+
 	CudaDriver driver() {
 		return this.driver;
 	}

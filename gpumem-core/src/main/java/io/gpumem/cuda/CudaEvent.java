@@ -18,28 +18,41 @@ final class CudaEvent implements GpuEvent {
 		this.event = event;
 	}
 
+	/** {@inheritDoc} On a failed device, whose work will never complete, it throws. */
 	@Override
 	public boolean isComplete() {
 		if (!this.complete) {
-			this.complete = driver().queryEvent(this.event);
+			boolean complete = driver().queryEvent(this.event);
+			this.device.checkWorking();
+			this.complete = complete;
 		}
 		return this.complete;
 	}
 
+	/** {@inheritDoc} On a failed device, whose work will never complete, it throws. */
 	@Override
 	public void await() {
 		if (!this.complete) {
 			driver().synchronizeEvent(this.event);
+			this.device.checkWorking();
 			this.complete = true;
 		}
 	}
 
+	/**
+	 * {@inheritDoc} On a failed device it releases the event without waiting. A closed event has nothing more
+	 * to wait for: it answers complete to a thread that looked at it before the close.
+	 */
 	@Override
 	public synchronized void close() {
 		if (!this.destroyed) {
-			await();
+			CudaDriver driver = driver();
 			this.destroyed = true;
-			this.device.bind().destroyEvent(this.event);
+			if (!this.complete) {
+				driver.synchronizeEvent(this.event);
+				this.complete = true;
+			}
+			driver.destroyEvent(this.event);
 		}
 	}
 

@@ -90,9 +90,11 @@ final class CudaStream implements GpuStream {
 		return new CudaEvent(this.device, event);
 	}
 
+	/** {@inheritDoc} On a failed device, whose work will never complete, it throws. */
 	@Override
 	public void synchronize() {
 		bind().synchronizeStream(this.stream);
+		this.device.checkWorking();
 	}
 
 	@Override

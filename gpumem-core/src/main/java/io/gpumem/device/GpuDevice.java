@@ -9,6 +9,7 @@ import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.memory.DeviceFailure;
+import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pool.MemoryCache;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pressure.PressureHandler;
@@ -127,11 +128,12 @@ public final class GpuDevice implements AutoCloseable {
 
 	/**
 	 * How loaded the device is, from 0 to 1: the bytes its device and unified pools lend, against the budget
-	 * when there is one and the device's total memory otherwise.
+	 * when there is one and the device's total memory otherwise; 1 for a failed device without a budget.
 	 */
 	public double load() {
 		long lent = this.devicePool.usedBytes() + ((this.unifiedPool != null) ? this.unifiedPool.usedBytes() : 0);
-		long capacity = (this.budget != null) ? this.budget.limitBytes() : this.backend.memoryInfo().totalBytes();
+		long capacity = (this.budget != null) ? this.budget.limitBytes()
+				: this.backend.workingMemoryInfo().map(MemoryInfo::totalBytes).orElse(0L);
 		return (capacity > 0) ? Math.min(1.0, (double) lent / capacity) : 1.0;
 	}
 

@@ -51,7 +51,7 @@ final class HostAllocation implements Allocation {
 
 	@Override
 	public <T> T unwrap(Class<T> type) {
-		checkNotFreed();
+		checkUsable();
 		if (type == ByteBuffer.class) {
 			return type.cast(this.buffer.duplicate().order(ByteOrder.nativeOrder()));
 		}
@@ -60,31 +60,31 @@ final class HostAllocation implements Allocation {
 
 	@Override
 	public void copyFromHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
-		checkNotFreed();
+		checkUsable();
 		ByteBufferAccess.copyIn(this.buffer, byteOffset, array, arrayIndex, count, type);
 	}
 
 	@Override
 	public void copyToHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
-		checkNotFreed();
+		checkUsable();
 		ByteBufferAccess.copyOut(this.buffer, byteOffset, array, arrayIndex, count, type);
 	}
 
 	@Override
 	public void fill(long byteOffset, long byteCount, byte value) {
-		checkNotFreed();
+		checkUsable();
 		ByteBufferAccess.fill(this.buffer, byteOffset, byteCount, value);
 	}
 
 	@Override
 	public void fillInts(long byteOffset, long count, int value) {
-		checkNotFreed();
+		checkUsable();
 		ByteBufferAccess.fillInts(this.buffer, byteOffset, count, value);
 	}
 
 	@Override
 	public Allocation slice(long byteOffset, long bytes) {
-		checkNotFreed();
+		checkUsable();
 		return new HostAllocation(this.kind,
 				this.buffer.slice(Math.toIntExact(byteOffset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()),
 				this.health);
@@ -97,7 +97,7 @@ final class HostAllocation implements Allocation {
 	}
 
 	/** Refuses use after free, and, as a CUDA device's memory does, any use once the device has failed. */
-	private void checkNotFreed() {
+	private void checkUsable() {
 		if (this.freed) {
 			throw new IllegalStateException("host " + this.kind + " allocation of " + size() + " bytes used after free");
 		}

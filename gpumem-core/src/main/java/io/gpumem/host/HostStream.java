@@ -10,7 +10,7 @@ import io.gpumem.stream.GpuStream;
 
 /**
  * The host backend's stream: every copy and fill runs at once, so every event is complete. Once the device has
- * failed, it refuses work, and a synchronization returns at once, as on a CUDA device.
+ * failed, it refuses work and synchronizations, as a CUDA stream does.
  */
 final class HostStream implements GpuStream {
 
@@ -73,9 +73,7 @@ final class HostStream implements GpuStream {
 
 	@Override
 	public void synchronize() {
-		if (this.closed) {
-			throw new IllegalStateException("stream is closed");
-		}
+		checkOpen();
 	}
 
 	@Override
@@ -96,7 +94,9 @@ final class HostStream implements GpuStream {
 	}
 
 	private void checkOpen() {
-		synchronize();
+		if (this.closed) {
+			throw new IllegalStateException("stream is closed");
+		}
 		this.health.check();
 	}
 

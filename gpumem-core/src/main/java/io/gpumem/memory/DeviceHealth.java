@@ -111,7 +111,7 @@ public final class DeviceHealth {
 			told = List.copyOf(this.listeners);
 		}
 		LOGGER.log(System.Logger.Level.ERROR, first.getMessage(), cause);
-		told.forEach((listener) -> listener.accept(first.failure()));
+		told.forEach((listener) -> tell(listener, first.failure()));
 		return first;
 	}
 
@@ -129,7 +129,17 @@ public final class DeviceHealth {
 				return;
 			}
 		}
-		listener.accept(failed.failure());
+		tell(listener, failed.failure());
+	}
+
+	private static void tell(Consumer<DeviceFailure> listener, DeviceFailure failure) {
+		try {
+			listener.accept(failure);
+		}
+		catch (RuntimeException ex) {
+			LOGGER.log(System.Logger.Level.WARNING, "A listener of the failure of device " + failure.device()
+					+ " failed", ex);
+		}
 	}
 
 }

@@ -150,6 +150,11 @@ final class PoolCounters {
 		this.leakedBuffers.increment();
 	}
 
+	/** Buffers reclaimed after becoming unreachable without close, so far. */
+	long leaks() {
+		return this.leakedBuffers.sum();
+	}
+
 	void countMissNanos(long nanos) {
 		this.missNanos.add(nanos);
 	}

@@ -5,6 +5,7 @@ import java.lang.ref.Reference;
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -86,7 +87,14 @@ public final class PooledBuffer extends GpuBuffer {
 		if (this.block == null) {
 			return;
 		}
-		GpuEvent event = stream.record();
+		GpuEvent event;
+		try {
+			event = stream.record();
+		}
+		catch (GpuDeviceFailedException failed) {
+			close();
+			throw failed;
+		}
 		Block released = this.block;
 		this.block = null;
 		released.unwatch();

@@ -16,11 +16,11 @@ import io.gpumem.observation.MemoryOperation;
  * allocator refuses, again after having memory freed, at most {@code oomRetries} times, as RMM's
  * {@code failure_callback_resource_adaptor} does: by the pool's listeners, which decide what each attempt
  * frees (the pressure handler's out-of-memory chain), or without listeners by the pool trimming itself;
- * then, with a wait allowed, in line for memory to come back ({@link MemoryWaiters}); then, as last resorts,
- * after the work of buffers closed after a stream and after a garbage collection has found buffers dropped
- * without close; and at last a {@link GpuOutOfMemoryException} with the allocator's figures and the pool's. A
- * request larger than the device or the budget fails at once; with others in line, a request that may wait
- * does not try ahead of them.
+ * then, without a wait allowed, after the work of buffers closed after a stream, and with one, in line for
+ * memory to come back ({@link MemoryWaiters}); then, as the last resort, after a garbage collection has found
+ * buffers dropped without close; and at last a {@link GpuOutOfMemoryException} with the allocator's figures and
+ * the pool's. A request larger than the device or the budget fails at once; with others in line, a request that
+ * may wait does not try ahead of them.
  */
 final class Reservation {
 
@@ -32,6 +32,9 @@ final class Reservation {
 	 * direct memory.
 	 */
 	private static final int GC_WAITS = 9;
+
+	/** How long after a collection that brought nothing back no other runs. */
+	private static final long GC_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	private final StratifiedMemoryPool pool;
 
@@ -53,6 +56,13 @@ final class Reservation {
 
 	/** Whether acquires are asking the garbage collector for memory: logged when it begins. */
 	private volatile boolean collecting;
+
+	private final Object gcLock = new Object();
+
+	/** When the last collection ended, and whether it brought buffers back; guarded by {@link #gcLock}. */
+	private long lastCollection = System.nanoTime() - GC_QUIET_NANOS;
+
+	private boolean lastCollectionFound = true;
 
 	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters) {
 		this.pool = pool;
@@ -116,9 +126,11 @@ final class Reservation {
 	private Block reserveOrWait(int classIndex, long size, long waitNanos, int home) {
 		GpuOutOfMemoryException[] refusal = { null };
 		Block block = (waitNanos == 0 || !this.waiters.any()) ? retried(classIndex, size, refusal) : null;
+		if (block == null && waitNanos == 0 && !hopeless(refusal[0]) && this.upkeep.pendingBytes() > 0) {
+			block = afterStreamWork(classIndex, size, refusal);
+		}
+		boolean waits = block == null && waitNanos > 0 && (refusal[0] == null || !hopeless(refusal[0]));
 		long start = System.nanoTime();
-		boolean waits = block == null && waitNanos > 0
-				&& (refusal[0] == null || !refusal[0].diagnostic().exceedsCapacity());
 		if (waits) {
 			block = this.waiters.await(waitNanos, () -> {
 				this.pool.checkOpen();
@@ -130,29 +142,35 @@ final class Reservation {
 		if (block == null && refusal[0] == null) {
 			block = retried(classIndex, size, refusal);
 		}
-		if (block != null) {
-			if (this.collecting) {
-				this.collecting = false;
-			}
-			return block;
+		if (block == null && !hopeless(refusal[0])) {
+			block = collected(classIndex, size, refusal);
 		}
-		if (!refusal[0].diagnostic().exceedsCapacity()) {
-			long waitLeft = (waitNanos > 0) ? Math.max(1, waitNanos - (System.nanoTime() - start)) : 0;
-			block = lastResort(classIndex, size, waitLeft, refusal);
-			if (block != null) {
-				return block;
-			}
+		else if (block != null && this.collecting) {
+			this.collecting = false;
+		}
+		if (block != null) {
+			return block;
 		}
 		this.counters.countAllocationFailure();
 		this.listeners.forEach((listener) -> listener.allocationFailed(this.pool, size));
 		long cached = this.pool.cachedBytes();
 		long pending = this.upkeep.pendingBytes();
 		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
-			.withPool(this.pool.reservedBytes() - cached - pending, pending, cached, this.largestClass);
+			.withPool(lentBytes(), pending, cached, this.largestClass);
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}
 		throw new GpuOutOfMemoryException(diagnostic, refusal[0]);
+	}
+
+	/** Whether no memory given back could serve the refused request: it is larger than the device or the budget. */
+	private static boolean hopeless(GpuOutOfMemoryException refusal) {
+		return refusal.diagnostic().exceedsCapacity();
+	}
+
+	/** Bytes of the pool's blocks in use: lent, and not closed after stream work still to run. */
+	private long lentBytes() {
+		return this.pool.reservedBytes() - this.pool.cachedBytes() - this.upkeep.pendingBytes();
 	}
 
 	/**
@@ -165,7 +183,7 @@ final class Reservation {
 				return this.tiers.allocate(classIndex, size);
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (attempt >= this.retries || ex.diagnostic().exceedsCapacity() || makeRoom(size, attempt) == 0) {
+				if (attempt >= this.retries || hopeless(ex) || makeRoom(size, attempt) == 0) {
 					refusal[0] = ex;
 					return null;
 				}
@@ -178,56 +196,62 @@ final class Reservation {
 	}
 
 	/**
-	 * What an acquire tries before it fails for good: it waits for the work of buffers closed after a stream,
-	 * within what is left of the request's wait ({@code waitNanos}), or as long as that work takes when it may
-	 * not wait (as PyTorch synchronizes their events); then it has the garbage collector find buffers dropped
-	 * without close, where leak detection brings them back; and it retries after each that brought memory back.
+	 * For an acquire that may not wait: waits for the work of the buffers closed after a stream so far, as long
+	 * as it takes (as PyTorch synchronizes their events before it gives up), and retries if any came back. An
+	 * acquire that may wait takes them back as their work completes, in line ({@link MemoryWaiters}).
 	 */
-	private Block lastResort(int classIndex, long size, long waitNanos, GpuOutOfMemoryException[] refusal) {
-		if (this.pool.isClosed()) {
-			return null;
-		}
-		if (this.upkeep.pendingBytes() > 0) {
-			this.counters.countStreamWait();
-			if (this.upkeep.awaitPending((waitNanos > 0) ? waitNanos : Long.MAX_VALUE)) {
-				Block block = retried(classIndex, size, refusal);
-				if (block != null) {
-					return block;
-				}
-			}
-		}
-		long lent = this.pool.reservedBytes() - this.pool.cachedBytes() - this.upkeep.pendingBytes();
-		return (this.upkeep.reclaimsLeaks() && lent > 0) ? collected(classIndex, size, lent, refusal) : null;
+	private Block afterStreamWork(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
+		this.counters.countStreamWait();
+		return this.upkeep.awaitPending() ? retried(classIndex, size, refusal) : null;
 	}
 
 	/**
-	 * Requests a garbage collection and waits for it to find buffers dropped without close, retrying each time
-	 * some came back, with a backoff of {@value #GC_WAITS} doubling waits, as {@code java.nio.Bits} does before
-	 * it refuses direct memory.
+	 * The last resort before a failure, where leak detection brings buffers dropped without close back and
+	 * something is lent: a garbage collection, then up to {@value #GC_WAITS} waits for the leak watch to find
+	 * such buffers, doubling from 1 ms, retrying after each wait that brought some back, as {@code java.nio.Bits}
+	 * does before it refuses direct memory. One acquire collects at a time; one that waited for another's
+	 * collection retries on what it brought back, and after a collection that brought nothing back, none runs
+	 * for {@link #GC_QUIET_NANOS}: out of memory without leaks does not become a storm of collections.
 	 */
-	private Block collected(int classIndex, long size, long lent, GpuOutOfMemoryException[] refusal) {
-		this.counters.countGcRequest();
-		if (!this.collecting) {
-			this.collecting = true;
-			LOGGER.log(System.Logger.Level.WARNING, () -> "Pool '" + this.pool.name() + "' ran out of memory with "
-					+ ByteSizes.format(lent) + " lent: asking the garbage collector for buffers dropped without "
-					+ "close() (logged once until an acquire succeeds without it)");
+	private Block collected(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
+		if (this.pool.isClosed() || !this.upkeep.reclaimsLeaks() || lentBytes() <= 0) {
+			return null;
 		}
-		System.gc();
-		try {
-			for (int wait = 0; wait < GC_WAITS; wait++) {
-				if (this.upkeep.awaitLeaks(1L << wait)) {
-					Block block = retried(classIndex, size, refusal);
-					if (block != null) {
-						return block;
+		long arrived = System.nanoTime();
+		synchronized (this.gcLock) {
+			if (this.lastCollection - arrived > 0) {
+				return this.lastCollectionFound ? retried(classIndex, size, refusal) : null;
+			}
+			if (!this.lastCollectionFound && arrived - this.lastCollection < GC_QUIET_NANOS) {
+				return null;
+			}
+			this.counters.countGcRequest();
+			if (!this.collecting) {
+				this.collecting = true;
+				LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' ran out of memory with {1} lent: asking the "
+						+ "garbage collector for buffers dropped without close() (logged once until an acquire "
+						+ "succeeds without it)", this.pool.name(), ByteSizes.format(lentBytes()));
+			}
+			long before = this.counters.leaks();
+			long seen = before;
+			Block block = null;
+			System.gc();
+			try {
+				for (int wait = 0; wait < GC_WAITS && block == null; wait++) {
+					this.upkeep.awaitLeaks(1L << wait);
+					if (this.counters.leaks() > seen) {
+						seen = this.counters.leaks();
+						block = retried(classIndex, size, refusal);
 					}
 				}
 			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			this.lastCollectionFound = seen > before;
+			this.lastCollection = System.nanoTime();
+			return block;
 		}
-		catch (InterruptedException ex) {
-			Thread.currentThread().interrupt();
-		}
-		return null;
 	}
 
 	/**

@@ -1,12 +1,13 @@
 package io.gpumem.pool;
 
 import java.util.Iterator;
+import java.util.List;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
-import java.util.concurrent.locks.LockSupport;
 
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.stream.GpuEvent;
 
 /**
@@ -19,8 +20,6 @@ import io.gpumem.stream.GpuEvent;
 final class Upkeep {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
-
-	private static final long PENDING_POLL_NANOS = 50_000;
 
 	private final String pool;
 
@@ -58,7 +57,7 @@ final class Upkeep {
 	 * when nothing will look again, after waiting for it.
 	 */
 	void afterEvent(Block block, int stripe, GpuEvent event) {
-		if (event.isComplete() || this.closed) {
+		if (settled(event) || this.closed) {
 			giveBack(new Pending(block, stripe, event));
 			return;
 		}
@@ -77,7 +76,7 @@ final class Upkeep {
 		int released = this.leaks.reclaim(this.pool, this.release);
 		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
 			Pending next = it.next();
-			if (next.event.isComplete() && this.pending.remove(next)) {
+			if (settled(next.event) && this.pending.remove(next)) {
 				giveBackPending(next);
 				released++;
 			}
@@ -93,10 +92,9 @@ final class Upkeep {
 	/**
 	 * Waits up to {@code timeoutMillis} for the garbage collector to find a watched buffer dropped without close,
 	 * and takes back those found.
-	 * @return whether any came back
 	 */
-	boolean awaitLeaks(long timeoutMillis) throws InterruptedException {
-		return this.leaks.awaitReclaim(this.pool, this.release, timeoutMillis) > 0;
+	void awaitLeaks(long timeoutMillis) throws InterruptedException {
+		this.leaks.awaitReclaim(this.pool, this.release, timeoutMillis);
 	}
 
 	/** Bytes of blocks waiting for their event: closed after stream work that has not completed. */
@@ -105,24 +103,14 @@ final class Upkeep {
 	}
 
 	/**
-	 * Waits for the events of the blocks closed after stream work, in the order they were closed, at most
-	 * {@code timeoutNanos} in all ({@link Long#MAX_VALUE}: as long as the work takes), and gives back those whose
-	 * work has completed.
+	 * Waits for the work of the blocks closed after a stream so far, in the order they were closed, as long as it
+	 * takes, and gives them back; blocks closed meanwhile are not waited for.
 	 * @return whether any came back
 	 */
-	boolean awaitPending(long timeoutNanos) {
-		long deadline = System.nanoTime() + timeoutNanos;
+	boolean awaitPending() {
 		boolean released = false;
-		for (Pending next; (next = this.pending.peek()) != null;) {
-			if (timeoutNanos == Long.MAX_VALUE) {
-				next.event.await();
-			}
-			while (!next.event.isComplete() && System.nanoTime() - deadline < 0) {
-				LockSupport.parkNanos(PENDING_POLL_NANOS);
-			}
-			if (!next.event.isComplete()) {
-				break;
-			}
+		for (Pending next : List.copyOf(this.pending)) {
+			settle(next.event);
 			if (this.pending.remove(next)) {
 				giveBackPending(next);
 				released = true;
@@ -158,10 +146,33 @@ final class Upkeep {
 		giveBack(pending);
 	}
 
+	/** Gives the block back once its work has run: closing the event waits for it. */
 	private void giveBack(Pending pending) {
-		pending.event.await();
 		pending.event.close();
 		this.release.release(pending.block, pending.stripe);
+	}
+
+	/**
+	 * Whether the work before {@code event} has completed, or will never run: its device failed for good, and
+	 * the block goes back to a pool that lends nothing more.
+	 */
+	private static boolean settled(GpuEvent event) {
+		try {
+			return event.isComplete();
+		}
+		catch (GpuDeviceFailedException failed) {
+			return true;
+		}
+	}
+
+	/** Waits until the work before {@code event} has completed, or until its device has failed for good. */
+	private static void settle(GpuEvent event) {
+		try {
+			event.await();
+		}
+		catch (GpuDeviceFailedException failed) {
+			// the work will never run
+		}
 	}
 
 	private void maintain() {

@@ -77,7 +77,8 @@ final class DeviceFaultScenario {
 		System.out.println("device fault scenario passed: " + backend.health().failure().orElseThrow().describe());
 	}
 
-	private static byte[] ptx() {
+	/** The PTX of the {@value #KERNEL} kernel, NUL-terminated. */
+	static byte[] ptx() {
 		try (InputStream in = DeviceFaultScenario.class.getResourceAsStream("/kernels/fault.ptx")) {
 			byte[] ptx = in.readAllBytes();
 			return Arrays.copyOf(ptx, ptx.length + 1);

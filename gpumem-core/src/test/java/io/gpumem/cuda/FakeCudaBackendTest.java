@@ -8,6 +8,7 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
@@ -67,6 +68,42 @@ class FakeCudaBackendTest extends CudaScenarios {
 		this.backend.close();
 		assertThat(this.driver.totalCalls()).as("shutdown sent nothing to the dead context").isEqualTo(calls);
 		assertThat(this.device.reservedBytes()).isZero();
+	}
+
+	@Test
+	void aFaultFirstMetByClosingPoolsFailsTheDeviceAndClosingCompletes() {
+		GpuStream stream = this.backend.createStream();
+		PooledBuffer busy = this.device.acquire(1 << 20);
+		CudaModule module = this.backend.loadModule(DeviceFaultScenario.ptx());
+		module.kernel(DeviceFaultScenario.KERNEL).launch(stream, 1, 1, busy);
+		busy.closeAfter(stream);
+		this.device.acquire(4 << 20).close();
+		assertThat(this.device.trim(0)).as("the free of a segment meets the fault: the memory goes with the context")
+			.isPositive();
+		assertThat(this.backend.health().failure()).hasValueSatisfying(
+				(failure) -> assertThat(failure.call()).isEqualTo("cuMemFree"));
+		this.device.close();
+		assertThat(this.device.reservedBytes()).as("the busy block came back, its work never to run").isZero();
+		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(stream::synchronize);
+		stream.close();
+		module.close();
+	}
+
+	@Test
+	void aFaultFirstMetByAWaitFailsItAndLaterWaitsRefuseToReportWorkDone() {
+		GpuStream stream = this.backend.createStream();
+		PooledBuffer target = this.device.acquire(1 << 20);
+		CudaModule module = this.backend.loadModule(DeviceFaultScenario.ptx());
+		module.kernel(DeviceFaultScenario.KERNEL).launch(stream, 1, 1, target);
+		GpuEvent event = stream.record();
+		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(event::await);
+		assertThatExceptionOfType(GpuDeviceFailedException.class).as("not complete: the work never ran")
+			.isThrownBy(event::isComplete);
+		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> target.closeAfter(stream));
+		assertThat(target.isClosed()).as("a buffer that cannot wait for its stream is closed at once").isTrue();
+		event.close();
+		stream.close();
+		module.close();
 	}
 
 	@Test

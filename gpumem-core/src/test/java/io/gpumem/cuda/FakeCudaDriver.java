@@ -185,12 +185,12 @@ public final class FakeCudaDriver implements CudaDriver {
 		this.refusals.set(count);
 	}
 
-	/** How many times a driver call was made. */
 	/** How many calls the driver received, of every kind. */
 	public int totalCalls() {
 		return this.calls.values().stream().mapToInt(AtomicInteger::get).sum();
 	}
 
+	/** How many times a driver call was made. */
 	public int calls(String call) {
 		AtomicInteger count = this.calls.get(call);
 		return (count != null) ? count.get() : 0;
@@ -285,6 +285,7 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	@Override
 	public void releasePrimaryContext(int device) {
+		count("cuDevicePrimaryCtxRelease");
 		checkDevice(device, "cuDevicePrimaryCtxRelease");
 		this.retained.decrementAndGet();
 	}

@@ -176,11 +176,10 @@ class HostBackendTest {
 		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> pool.acquire(4096))
 			.satisfies((ex) -> assertThat(ex.failure().error()).isEqualTo("CUDA_ERROR_ILLEGAL_ADDRESS (700)"));
 		for (Runnable call : new Runnable[] { () -> pinned.acquire(4096), () -> kept.copyFrom(new byte[4]),
-				() -> stream.fill(kept, 0, 4, (byte) 1), backend::createStream,
+				() -> stream.fill(kept, 0, 4, (byte) 1), stream::synchronize, backend::createStream,
 				() -> backend.allocator(MemoryKind.DEVICE).allocate(256) }) {
 			assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(call::run);
 		}
-		stream.synchronize();
 		stream.close();
 		kept.close();
 		pool.close();

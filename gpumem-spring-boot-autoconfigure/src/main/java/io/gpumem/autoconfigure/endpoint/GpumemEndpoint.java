@@ -70,14 +70,13 @@ public class GpumemEndpoint {
 	private DeviceSummary summary(GpuDevice device) {
 		MemoryInfo memory = memory(device);
 		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), total(memory), free(memory),
-				(memory != null) ? device.load() : 1.0,
+				device.load(),
 				device.pressure().map(PressureHandler::level).orElse(null),
 				device.pools().stream().map(MemoryCache::name).toList(), failure(device));
 	}
 
-	/** The device's memory; {@code null} once it has failed, when its context answers nothing more. */
 	private static @Nullable MemoryInfo memory(GpuDevice device) {
-		return device.failure().isPresent() ? null : device.backend().memoryInfo();
+		return device.backend().workingMemoryInfo().orElse(null);
 	}
 
 	private static long total(@Nullable MemoryInfo memory) {

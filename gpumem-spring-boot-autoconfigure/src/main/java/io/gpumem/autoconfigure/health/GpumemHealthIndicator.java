@@ -33,8 +33,9 @@ public class GpumemHealthIndicator extends AbstractHealthIndicator {
 	@Override
 	protected void doHealthCheck(Health.Builder builder) {
 		builder.withDetail("backend", this.backend.name()).withDetail("device", this.backend.deviceName());
-		DeviceFailure failure = this.backend.health().failure().orElse(null);
-		if (failure != null) {
+		MemoryInfo memory = this.backend.workingMemoryInfo().orElse(null);
+		if (memory == null) {
+			DeviceFailure failure = this.backend.health().failure().orElseThrow();
 			builder.down()
 				.withDetail("error", failure.error())
 				.withDetail("call", failure.call())
@@ -43,7 +44,6 @@ public class GpumemHealthIndicator extends AbstractHealthIndicator {
 				.withDetail("reason", failure.describe());
 			return;
 		}
-		MemoryInfo memory = this.backend.memoryInfo();
 		builder.up();
 		if (this.pressure != null) {
 			PressureLevel level = this.pressure.level();

@@ -48,7 +48,7 @@ public class GpumemDeviceMetrics extends DeviceMeterBinder {
 
 	/** A figure of the device's memory; NaN once it has failed, when its context answers nothing more. */
 	private static double read(GpuBackend backend, ToDoubleFunction<MemoryInfo> value) {
-		return backend.health().isFailed() ? Double.NaN : value.applyAsDouble(backend.memoryInfo());
+		return backend.workingMemoryInfo().map(value::applyAsDouble).orElse(Double.NaN);
 	}
 
 	private static void memory(MeterRegistry registry, GpuBackend backend, String device, String state,
