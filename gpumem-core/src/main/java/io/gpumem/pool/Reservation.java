@@ -106,6 +106,7 @@ final class Reservation {
 				? observer.start(new MemoryOperation(MemoryOperation.Type.ACQUIRE, this.pool.name(), this.pool.kind(),
 						size))
 				: MemoryObserver.Span.NONE;
+		PoolEvents.Miss event = PoolEvents.missBegins();
 		long start = System.nanoTime();
 		Throwable failure = null;
 		try {
@@ -120,6 +121,7 @@ final class Reservation {
 		finally {
 			this.counters.countMissNanos(System.nanoTime() - start);
 			span.end(failure);
+			PoolEvents.missEnds(event, this.pool, size, failure != null);
 		}
 	}
 
@@ -160,7 +162,9 @@ final class Reservation {
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}
-		throw new GpuOutOfMemoryException(diagnostic, refusal[0]);
+		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal[0]);
+		PoolEvents.outOfMemory(this.pool.name(), size, failure.getMessage());
+		throw failure;
 	}
 
 	/** Whether no memory given back could serve the refused request: it is larger than the device or the budget. */

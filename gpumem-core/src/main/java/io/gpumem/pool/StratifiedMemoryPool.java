@@ -71,7 +71,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.ladder = config.sizeClasses();
 		this.maxWait = config.maxWait();
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
-		this.tiers = new Tiers(allocator, config, this.counters);
+		this.tiers = new Tiers(PoolEvents.recorded(this.name, allocator), config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters);
 		this.upkeep = new Upkeep(this.name, this.leaks, this::release, this.tiers,
 				(config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0);
@@ -203,7 +203,9 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		}
 		checkOpen();
 		this.upkeep.takeBack();
-		return this.tiers.trim(keepBytes, 0);
+		long released = this.tiers.trim(keepBytes, 0);
+		PoolEvents.trimmed(this.name, keepBytes, released, false);
+		return released;
 	}
 
 	/**

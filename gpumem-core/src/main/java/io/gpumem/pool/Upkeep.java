@@ -124,7 +124,12 @@ final class Upkeep {
 	 * @return the bytes released to the allocator
 	 */
 	long trimIdle() {
-		return (this.idleTrimNanos == 0 || this.closed) ? 0 : this.tiers.trim(0, this.idleTrimNanos);
+		if (this.idleTrimNanos == 0 || this.closed) {
+			return 0;
+		}
+		long released = this.tiers.trim(0, this.idleTrimNanos);
+		PoolEvents.trimmed(this.pool, 0, released, true);
+		return released;
 	}
 
 	/** Stops the maintenance and gives back every block, after its event, as a closing pool does. */

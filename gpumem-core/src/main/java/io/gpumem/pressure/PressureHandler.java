@@ -269,6 +269,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		watch.level = now;
 		this.levelChanges.incrementAndGet();
 		PressureChange change = new PressureChange(watch.memory, previous, now, utilization, memory);
+		PressureLevelEvent.record(change);
 		LOGGER.log((now.compareTo(PressureLevel.WARNING) >= 0) ? Level.WARNING : Level.INFO,
 				"GPU memory pressure ({0} memory) {1} -> {2} (utilization {3})", watch.memory, previous, now,
 				String.format("%.3f", utilization));
