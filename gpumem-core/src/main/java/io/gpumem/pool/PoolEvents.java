@@ -85,8 +85,14 @@ final class PoolEvents {
 		}
 	}
 
-	/** Records a trim of {@code pool} down to {@code keepBytes} that released {@code releasedBytes}. */
+	/**
+	 * Records a trim of {@code pool} down to {@code keepBytes} that released {@code releasedBytes}, if it released
+	 * anything: the out-of-memory path and the idle trim try often, mostly in vain.
+	 */
 	static void trimmed(String pool, long keepBytes, long releasedBytes, boolean idle) {
+		if (releasedBytes == 0) {
+			return;
+		}
 		Trim event = new Trim();
 		if (event.shouldCommit()) {
 			event.pool = pool;
@@ -138,7 +144,10 @@ final class PoolEvents {
 
 	}
 
-	/** A trim: what a user, the out-of-memory path or the pressure handler asked for, or the idle trim. */
+	/**
+	 * A trim that released memory: one a user, the out-of-memory path or the pressure handler asked for, or the
+	 * idle trim.
+	 */
 	@Name("io.gpumem.Trim")
 	@Label("Pool Trim")
 	@Category(CATEGORY)
