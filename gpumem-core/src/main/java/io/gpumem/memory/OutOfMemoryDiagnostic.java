@@ -1,5 +1,7 @@
 package io.gpumem.memory;
 
+import java.util.List;
+
 /**
  * What was known when an allocation was refused: the figures PyTorch's out-of-memory message gives.
  *
@@ -13,23 +15,39 @@ package io.gpumem.memory;
  * @param cachedBytes bytes cached (reserved but free) by this process's pools, or -1 if unknown
  * @param limitBytes the byte budget this process may hold, or -1 if none
  * @param largestClassBytes the largest pool size class, or -1 where no pool is involved
+ * @param largestFreeBlockBytes the pool's largest run of free bytes in one segment, or -1 where no pool is
+ * involved
+ * @param holders the pool's largest holders of lent memory by acquiring site, largest first, where recorded
  * @param reason the layer that refused and why
  */
 public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long capacityBytes, long freeBytes,
-		long inUseBytes, long pendingBytes, long cachedBytes, long limitBytes, long largestClassBytes, String reason) {
+		long inUseBytes, long pendingBytes, long cachedBytes, long limitBytes, long largestClassBytes,
+		long largestFreeBlockBytes, List<MemoryHolder> holders, String reason) {
+
+	public OutOfMemoryDiagnostic {
+		holders = List.copyOf(holders);
+	}
 
 	/** A diagnostic with only what an allocator knows; pools fill in the rest. */
 	public static OutOfMemoryDiagnostic of(MemoryKind kind, long requestedBytes, MemoryInfo info, long limitBytes,
 			String reason) {
 		return new OutOfMemoryDiagnostic(kind, requestedBytes, (info != null) ? info.totalBytes() : -1,
-				(info != null) ? info.freeBytes() : -1, -1, -1, -1, limitBytes, -1, reason);
+				(info != null) ? info.freeBytes() : -1, -1, -1, -1, limitBytes, -1, -1, List.of(), reason);
 	}
 
 	/** This diagnostic with the pool's view of the process added. */
 	public OutOfMemoryDiagnostic withPool(long inUseBytes, long pendingBytes, long cachedBytes,
 			long largestClassBytes) {
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
-				inUseBytes, pendingBytes, cachedBytes, this.limitBytes, largestClassBytes, this.reason);
+				inUseBytes, pendingBytes, cachedBytes, this.limitBytes, largestClassBytes, this.largestFreeBlockBytes,
+				this.holders, this.reason);
+	}
+
+	/** This diagnostic with the pool's largest free block and its largest holders of lent memory. */
+	public OutOfMemoryDiagnostic withHolders(long largestFreeBlockBytes, List<MemoryHolder> holders) {
+		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
+				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
+				largestFreeBlockBytes, holders, this.reason);
 	}
 
 	/** This diagnostic saying that the request waited {@code millis} ms for memory to be returned, in vain. */
@@ -37,6 +55,7 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 		String waited = "waited " + millis + " ms for memory to be returned";
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
 				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
+				this.largestFreeBlockBytes, this.holders,
 				(this.reason == null || this.reason.isEmpty()) ? waited : this.reason + "; " + waited);
 	}
 
@@ -75,6 +94,15 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 		if (this.largestClassBytes >= 0) {
 			message.append(" The largest pool size class is ").append(ByteSizes.format(this.largestClassBytes))
 				.append('.');
+		}
+		if (this.largestFreeBlockBytes >= 0) {
+			message.append(" Its largest free block is ").append(ByteSizes.format(this.largestFreeBlockBytes))
+				.append('.');
+		}
+		if (!this.holders.isEmpty()) {
+			message.append(" The largest holders:");
+			this.holders.forEach((holder) -> message.append(' ').append(holder.describe()).append(';'));
+			message.setCharAt(message.length() - 1, '.');
 		}
 		if (this.reason != null && !this.reason.isEmpty()) {
 			message.append(" (").append(this.reason).append(')');

@@ -40,6 +40,9 @@ class Block {
 	/** Watches the buffer currently lending this block, while leak detection is on. */
 	Leak leak;
 
+	/** Where the buffer currently lending this block was acquired, where its frames are recorded. */
+	AcquireSites.Holding holding;
+
 	Block(Allocation allocation, int classIndex, Span span) {
 		this.allocation = allocation;
 		this.classIndex = classIndex;
@@ -53,10 +56,17 @@ class Block {
 				: new Block(allocation, classIndex, span);
 	}
 
-	/** Stops watching the buffer that lent this block for leaks, as it is closed; writes only if it was watched. */
+	/**
+	 * Stops watching the buffer that lent this block, as it is closed or reclaimed: for leaks, and where it was
+	 * acquired; writes only if it was watched.
+	 */
 	void unwatch() {
 		if (this.leak != null) {
 			this.leak = null;
+		}
+		if (this.holding != null) {
+			this.holding.add(-this.size, -1);
+			this.holding = null;
 		}
 	}
 

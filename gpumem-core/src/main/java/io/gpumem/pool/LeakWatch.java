@@ -26,18 +26,23 @@ final class LeakWatch {
 
 	private final PoolCounters counters;
 
-	LeakWatch(LeakDetection level, PoolCounters counters) {
+	private final AcquireSites sites;
+
+	LeakWatch(LeakDetection level, PoolCounters counters, AcquireSites sites) {
 		this.level = level;
 		this.counters = counters;
+		this.sites = sites;
 	}
 
 	/**
 	 * Wraps a block in a buffer for its user, going back to stripe {@code home}, watched as the level
-	 * says; {@code allocated} tells a block the pool has just allocated for this acquire.
+	 * says and counted where it was acquired as the pool's {@link FrameRecording} says; {@code allocated} tells a
+	 * block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
 			boolean allocated) {
 		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home);
+		this.sites.lent(block);
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)
 					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
@@ -87,6 +92,7 @@ final class LeakWatch {
 		if (!Block.LEAK.compareAndSet(block, leak, null)) {
 			return 0;
 		}
+		block.unwatch();
 		release.release(block, leak.stripe);
 		this.counters.countLeak();
 		LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"

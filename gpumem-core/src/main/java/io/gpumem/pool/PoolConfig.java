@@ -32,6 +32,8 @@ public final class PoolConfig {
 
 	private final LeakDetection leakDetection;
 
+	private final FrameRecording frameRecording;
+
 	private final int stripes;
 
 	private final long segmentBytes;
@@ -46,6 +48,7 @@ public final class PoolConfig {
 		this.oomRetries = builder.oomRetries;
 		this.maxWait = builder.maxWait;
 		this.leakDetection = builder.leakDetection;
+		this.frameRecording = builder.frameRecording;
 		this.stripes = builder.stripes;
 		this.segmentBytes = builder.segmentBytes;
 		this.warm.forEach((size, count) -> requireClass("warm", size, count));
@@ -100,6 +103,11 @@ public final class PoolConfig {
 		return this.leakDetection;
 	}
 
+	/** Which buffers record where they were acquired: those of 1 MiB or more by default. */
+	public FrameRecording frameRecording() {
+		return this.frameRecording;
+	}
+
 	/** Number of free-list stripes, a power of two. */
 	public int stripes() {
 		return this.stripes;
@@ -143,6 +151,8 @@ public final class PoolConfig {
 		private Duration maxWait = Duration.ZERO;
 
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
+
+		private FrameRecording frameRecording = FrameRecording.LARGE;
 
 		private int stripes = defaultStripes();
 
@@ -241,6 +251,11 @@ public final class PoolConfig {
 
 		public Builder leakDetection(LeakDetection level) {
 			this.leakDetection = Objects.requireNonNull(level, "leak detection");
+			return this;
+		}
+
+		public Builder frameRecording(FrameRecording recording) {
+			this.frameRecording = Objects.requireNonNull(recording, "frame recording");
 			return this;
 		}
 

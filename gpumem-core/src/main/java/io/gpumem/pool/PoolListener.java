@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import io.gpumem.memory.OutOfMemoryDiagnostic;
+
 /**
  * Told by a {@link MemoryPool} of what concerns memory pressure: a miss that reserved more
  * memory, and an allocation the allocator refused. The pressure handler is one.
@@ -19,8 +21,11 @@ public interface PoolListener {
 		return 0;
 	}
 
-	/** Called when {@code pool} gives up on {@code requestedBytes} and throws its out-of-memory exception. */
-	default void allocationFailed(MemoryPool pool, long requestedBytes) {
+	/**
+	 * Called when {@code pool} gives up on a request and is about to throw its out-of-memory exception, with
+	 * what the exception's message says: the request, the device, the pool, its largest holders.
+	 */
+	default void allocationFailed(MemoryPool pool, OutOfMemoryDiagnostic report) {
 	}
 
 }

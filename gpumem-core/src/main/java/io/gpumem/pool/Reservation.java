@@ -33,6 +33,9 @@ final class Reservation {
 	 */
 	private static final int GC_WAITS = 9;
 
+	/** How many of the largest holders an out-of-memory failure names. */
+	private static final int TOP_HOLDERS = 5;
+
 	/** How long after a collection that brought nothing back no other runs. */
 	private static final long GC_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
 
@@ -50,6 +53,8 @@ final class Reservation {
 
 	private final MemoryWaiters waiters;
 
+	private final AcquireSites sites;
+
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile MemoryObserver observer = MemoryObserver.NONE;
@@ -64,8 +69,10 @@ final class Reservation {
 
 	private boolean lastCollectionFound = true;
 
-	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters) {
+	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters,
+			AcquireSites sites) {
 		this.pool = pool;
+		this.sites = sites;
 		this.tiers = tiers;
 		this.upkeep = upkeep;
 		this.counters = counters;
@@ -154,14 +161,14 @@ final class Reservation {
 			return block;
 		}
 		this.counters.countAllocationFailure();
-		this.listeners.forEach((listener) -> listener.allocationFailed(this.pool, size));
-		long cached = this.pool.cachedBytes();
-		long pending = this.upkeep.pendingBytes();
 		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
-			.withPool(lentBytes(), pending, cached, this.largestClass);
+			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.pool.cachedBytes(), this.largestClass)
+			.withHolders(this.pool.statistics().segments().largestFreeBlock(), this.sites.top(TOP_HOLDERS));
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}
+		OutOfMemoryDiagnostic report = diagnostic;
+		this.listeners.forEach((listener) -> listener.allocationFailed(this.pool, report));
 		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal[0]);
 		PoolEvents.outOfMemory(this.pool.name(), size, failure.getMessage());
 		throw failure;

@@ -72,10 +72,11 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.maxWait = config.maxWait();
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
 		this.tiers = new Tiers(PoolEvents.recorded(this.name, allocator), config, this.counters);
-		this.leaks = new LeakWatch(config.leakDetection(), this.counters);
+		AcquireSites sites = new AcquireSites(config.frameRecording());
+		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
 		this.upkeep = new Upkeep(this.name, this.leaks, this::release, this.tiers,
 				(config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0);
-		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters);
+		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters, sites);
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);

@@ -20,6 +20,7 @@ import java.util.function.Supplier;
 
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolListener;
@@ -236,7 +237,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	}
 
 	@Override
-	public void allocationFailed(MemoryPool pool, long requestedBytes) {
+	public void allocationFailed(MemoryPool pool, OutOfMemoryDiagnostic report) {
 		this.outOfMemoryFailures.incrementAndGet();
 	}
 

@@ -1,0 +1,25 @@
+package io.gpumem.memory;
+
+import java.util.List;
+
+/**
+ * One of a pool's holders of lent memory: where its buffers were acquired (the first frames outside the pool,
+ * innermost first), and how many bytes and buffers acquired there are lent now.
+ *
+ * @param frames the acquiring frames, such as {@code com.example.Service.add(Service.java:42)}
+ * @param bytes bytes of the buffers acquired there and lent now
+ * @param buffers how many buffers
+ */
+public record MemoryHolder(List<String> frames, long bytes, long buffers) {
+
+	public MemoryHolder {
+		frames = List.copyOf(frames);
+	}
+
+	/** One line: "12.00 MiB in 3 buffers acquired at a ← b ← c". */
+	public String describe() {
+		return ByteSizes.format(this.bytes) + " in " + this.buffers + ((this.buffers == 1) ? " buffer" : " buffers")
+				+ " acquired at " + String.join(" \u2190 ", this.frames);
+	}
+
+}

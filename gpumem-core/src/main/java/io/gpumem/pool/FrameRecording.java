@@ -1,0 +1,29 @@
+package io.gpumem.pool;
+
+/**
+ * Which buffers record where they were acquired (a few frames, through {@link StackWalker}), so that an
+ * out-of-memory failure names the code holding the memory.
+ */
+public enum FrameRecording {
+
+	/** No buffer records its frames. */
+	OFF(Long.MAX_VALUE),
+
+	/** Buffers of 1 MiB or more, the ones that fill a device, record theirs: a few microseconds per such acquire. */
+	LARGE(1L << 20),
+
+	/** Every buffer records its frames: for finding a holder of small buffers, at a cost on every acquire. */
+	ALL(0);
+
+	private final long smallestBytes;
+
+	FrameRecording(long smallestBytes) {
+		this.smallestBytes = smallestBytes;
+	}
+
+	/** Whether a buffer of a block of {@code bytes} records its frames. */
+	boolean records(long bytes) {
+		return bytes >= this.smallestBytes;
+	}
+
+}

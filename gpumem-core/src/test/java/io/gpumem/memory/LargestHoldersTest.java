@@ -1,0 +1,104 @@
+package io.gpumem.memory;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.host.HostBackend;
+import io.gpumem.pool.FrameRecording;
+import io.gpumem.pool.LeakDetection;
+import io.gpumem.pool.OutOfMemoryObserver;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.assertj.core.api.Assertions.tuple;
+
+/**
+ * An out-of-memory failure names the pool's largest holders by the code that acquired their buffers, and its
+ * largest free block, and its observers get that report before the exception is thrown.
+ */
+class LargestHoldersTest {
+
+	private static final long MIB = 1L << 20;
+
+	private final HostBackend backend = new HostBackend(64 * MIB);
+
+	private final List<PooledBuffer> held = new ArrayList<>();
+
+	private StratifiedMemoryPool pool;
+
+	@AfterEach
+	void close() {
+		this.held.forEach(PooledBuffer::close);
+		this.pool.close();
+	}
+
+	@Test
+	void theFailureNamesTheLargestHoldersByAcquiringCodeAndTheObserversHearItFirst() {
+		this.pool = pool(FrameRecording.LARGE);
+		AtomicReference<OutOfMemoryDiagnostic> observed = new AtomicReference<>();
+		this.pool.addListener((OutOfMemoryObserver) (pool, report) -> observed.set(report));
+		holdThreeOfEight();
+		holdOneOfSixteen();
+		for (int i = 0; i < 100; i++) {
+			this.held.add(this.pool.acquire(4096));
+		}
+		GpuOutOfMemoryException failure = catchFailure(32 * MIB);
+		List<MemoryHolder> holders = failure.diagnostic().holders();
+		assertThat(holders).extracting(MemoryHolder::bytes, MemoryHolder::buffers)
+			.as("small buffers record no frames")
+			.containsExactly(tuple(24 * MIB, 3L),
+					tuple(16 * MIB, 1L));
+		assertThat(holders.get(0).frames().get(0)).startsWith(getClass().getName() + ".holdThreeOfEight(");
+		assertThat(holders.get(1).frames().get(0)).startsWith(getClass().getName() + ".holdOneOfSixteen(");
+		assertThat(failure.getMessage()).contains("The largest holders: 24.00 MiB in 3 buffers acquired at "
+				+ getClass().getName() + ".holdThreeOfEight(LargestHoldersTest.java:")
+			.contains("16.00 MiB in 1 buffer acquired at")
+			.containsPattern("Its largest free block is [0-9.]+ [KM]iB\\.");
+		assertThat(observed.get()).as("the same report, before the throw").isEqualTo(failure.diagnostic());
+		this.held.forEach(PooledBuffer::close);
+		this.held.clear();
+		assertThat(catchFailure(128 * MIB).diagnostic().holders()).as("closed buffers hold nothing").isEmpty();
+	}
+
+	@Test
+	void everyBufferRecordsAtAllAndNoneAtOff() {
+		this.pool = pool(FrameRecording.ALL);
+		this.held.add(this.pool.acquire(4096));
+		assertThat(catchFailure(128 * MIB).diagnostic().holders()).singleElement()
+			.satisfies((holder) -> assertThat(holder.bytes()).isEqualTo(4096));
+		this.pool.close();
+		this.held.clear();
+		this.pool = pool(FrameRecording.OFF);
+		this.held.add(this.pool.acquire(32 * MIB));
+		assertThat(catchFailure(40 * MIB).diagnostic().holders()).isEmpty();
+	}
+
+	private void holdThreeOfEight() {
+		for (int i = 0; i < 3; i++) {
+			this.held.add(this.pool.acquire(8 * MIB));
+		}
+	}
+
+	private void holdOneOfSixteen() {
+		this.held.add(this.pool.acquire(16 * MIB));
+	}
+
+	private GpuOutOfMemoryException catchFailure(long bytes) {
+		return catchThrowableOfType(GpuOutOfMemoryException.class, () -> this.pool.acquire(bytes));
+	}
+
+	private StratifiedMemoryPool pool(FrameRecording recording) {
+		return new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE), PoolConfig.builder("sites")
+			.frameRecording(recording)
+			.leakDetection(LeakDetection.DISABLED)
+			.build());
+	}
+
+}
