@@ -1,10 +1,12 @@
 package io.gpumem.pool;
 
 import java.lang.StackWalker.StackFrame;
+import java.security.CodeSource;
 import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.LongAdder;
+import java.util.function.Predicate;
 
 import io.gpumem.memory.MemoryHolder;
 
@@ -15,12 +17,21 @@ import io.gpumem.memory.MemoryHolder;
  */
 final class AcquireSites {
 
-	/** How many frames outside the pool name a site. */
+	/** How many frames outside gpumem name a site. */
 	private static final int FRAMES = 6;
 
-	private static final String POOL_PACKAGE = AcquireSites.class.getPackageName() + ".";
+	private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
 
-	private static final StackWalker WALKER = StackWalker.getInstance();
+	/** Whether a class is gpumem's own: loaded from where this class was. */
+	private static final ClassValue<Boolean> GPUMEM = new ClassValue<>() {
+
+		@Override
+		protected Boolean computeValue(Class<?> type) {
+			String location = location(type);
+			return location != null && location.equals(location(AcquireSites.class));
+		}
+
+	};
 
 	private final FrameRecording recording;
 
@@ -50,11 +61,27 @@ final class AcquireSites {
 			.toList();
 	}
 
+	/**
+	 * The calling code: the first frames outside gpumem, or where gpumem and the application were packed into
+	 * one archive, outside this pool's package.
+	 */
 	private static List<String> here() {
-		return WALKER.walk((frames) -> frames.dropWhile((frame) -> frame.getClassName().startsWith(POOL_PACKAGE))
+		List<String> outside = walk((frame) -> GPUMEM.get(frame.getDeclaringClass()));
+		return outside.isEmpty()
+				? walk((frame) -> frame.getDeclaringClass().getPackage() == AcquireSites.class.getPackage())
+				: outside;
+	}
+
+	private static List<String> walk(Predicate<StackFrame> skipped) {
+		return WALKER.walk((frames) -> frames.dropWhile(skipped)
 			.limit(FRAMES)
 			.map(AcquireSites::describe)
 			.toList());
+	}
+
+	private static String location(Class<?> type) {
+		CodeSource source = type.getProtectionDomain().getCodeSource();
+		return (source != null && source.getLocation() != null) ? source.getLocation().toString() : null;
 	}
 
 	private static String describe(StackFrame frame) {

@@ -4,12 +4,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
 
+import tools.jackson.databind.json.JsonMapper;
+
 import org.springframework.beans.factory.ObjectProvider;
 import org.springframework.beans.factory.annotation.Qualifier;
 import org.springframework.boot.autoconfigure.AutoConfiguration;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBean;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnBooleanProperty;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnClass;
 import org.springframework.boot.autoconfigure.condition.ConditionalOnMissingBean;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.boot.context.properties.EnableConfigurationProperties;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
@@ -19,6 +23,7 @@ import org.springframework.core.env.Environment;
 
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
+import io.gpumem.autoconfigure.history.OutOfMemoryDumps;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaDriver;
 import io.gpumem.device.BackendSelection;
@@ -27,6 +32,7 @@ import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;
 import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.OutOfMemoryObserver;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureListener;
@@ -207,6 +213,13 @@ public final class GpumemAutoConfiguration {
 		return new DeviceFailureLiveness(devices, events);
 	}
 
+	/** Has every {@link OutOfMemoryObserver} bean observe every pool of every device. */
+	@Bean
+	OutOfMemoryObservers gpumemOutOfMemoryObservers(GpumemDevices devices,
+			ObjectProvider<OutOfMemoryObserver> observers) {
+		return new OutOfMemoryObservers(devices, observers.orderedStream().toList());
+	}
+
 	/** Every device's pools, as each device lists them. */
 	@Bean
 	@ConditionalOnMissingBean
@@ -222,6 +235,20 @@ public final class GpumemAutoConfiguration {
 	private static DeviceParts primary(GpuBackend backend, GpumemProperties properties,
 			List<GpumemPoolCustomizer> customizers, Environment environment) {
 		return new DeviceParts(properties, customizers, environment, backend, true);
+	}
+
+	/** Writes each out-of-memory report to {@code gpumem.history.oom-dump-dir}, where it is set. */
+	@Configuration(proxyBeanMethods = false)
+	@ConditionalOnClass(JsonMapper.class)
+	@ConditionalOnProperty("gpumem.history.oom-dump-dir")
+	static final class OutOfMemoryDumpConfiguration {
+
+		@Bean
+		@ConditionalOnMissingBean
+		OutOfMemoryDumps gpumemOutOfMemoryDumps(GpumemProperties properties, ObjectProvider<JsonMapper> json) {
+			return new OutOfMemoryDumps(properties.getHistory().getOomDumpDir(), json.getIfAvailable(JsonMapper::new));
+		}
+
 	}
 
 	/** The primary device's pressure handler, checking on a schedule and publishing level changes as application events. */

@@ -1,5 +1,6 @@
 package io.gpumem.autoconfigure;
 
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,6 +11,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 import io.gpumem.backend.BackendType;
+import io.gpumem.pool.FrameRecording;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolPreset;
 
@@ -59,6 +61,8 @@ public class GpumemProperties {
 	private final Admission admission = new Admission();
 
 	private final FaultInjection faultInjection = new FaultInjection();
+
+	private final History history = new History();
 
 	/**
 	 * How buffers that become unreachable without being closed are found: disabled, simple (every buffer
@@ -137,6 +141,10 @@ public class GpumemProperties {
 
 	public FaultInjection getFaultInjection() {
 		return this.faultInjection;
+	}
+
+	public History getHistory() {
+		return this.history;
 	}
 
 	public LeakDetection getLeakDetection() {
@@ -453,6 +461,39 @@ public class GpumemProperties {
 
 		public void setMaxWait(Duration maxWait) {
 			this.maxWait = maxWait;
+		}
+
+	}
+
+	/** What the pools record of their use, for finding who holds memory when it runs out. */
+	public static class History {
+
+		/**
+		 * Which buffers record where they were acquired (a few frames): large (1MB or more), all, or off. An
+		 * out-of-memory failure names the largest holders by the code that acquired them.
+		 */
+		private FrameRecording frames = FrameRecording.LARGE;
+
+		/**
+		 * A directory to write a JSON report of every out-of-memory failure to (the failure, its largest holders
+		 * and the pool's statistics), its path logged at WARN; none when not set.
+		 */
+		private Path oomDumpDir;
+
+		public FrameRecording getFrames() {
+			return this.frames;
+		}
+
+		public void setFrames(FrameRecording frames) {
+			this.frames = frames;
+		}
+
+		public Path getOomDumpDir() {
+			return this.oomDumpDir;
+		}
+
+		public void setOomDumpDir(Path oomDumpDir) {
+			this.oomDumpDir = oomDumpDir;
 		}
 
 	}

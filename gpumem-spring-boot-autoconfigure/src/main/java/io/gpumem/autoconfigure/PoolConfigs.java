@@ -28,6 +28,7 @@ final class PoolConfigs {
 					PoolConfig.Builder builder = PoolConfig.builder(name)
 						.preset(preset)
 						.leakDetection(properties.getLeakDetection())
+						.frameRecording(properties.getHistory().getFrames())
 						.oomRetries(properties.getPressure().getOomRetries())
 						.idleTrimAfter(pool.getIdleTrimAfter())
 						.segmentSize(pool.getSegmentSize().toBytes());

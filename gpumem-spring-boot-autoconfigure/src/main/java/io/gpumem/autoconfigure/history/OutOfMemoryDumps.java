@@ -1,0 +1,68 @@
+package io.gpumem.autoconfigure.history;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+import tools.jackson.databind.json.JsonMapper;
+
+import io.gpumem.memory.OutOfMemoryDiagnostic;
+import io.gpumem.pool.MemoryPool;
+import io.gpumem.pool.OutOfMemoryObserver;
+import io.gpumem.pool.PoolStatistics;
+
+/**
+ * Writes every out-of-memory failure to {@code gpumem.history.oom-dump-dir} as one JSON file (the failure with
+ * the pool's largest holders, and the pool's statistics) and logs its path at WARN.
+ */
+public class OutOfMemoryDumps implements OutOfMemoryObserver {
+
+	private static final Log logger = LogFactory.getLog(OutOfMemoryDumps.class);
+
+	private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss-SSS")
+		.withZone(ZoneOffset.UTC);
+
+	private final Path directory;
+
+	private final JsonMapper json;
+
+	private final AtomicLong written = new AtomicLong();
+
+	public OutOfMemoryDumps(Path directory, JsonMapper json) {
+		this.directory = directory;
+		this.json = json;
+	}
+
+	@Override
+	public void observe(MemoryPool pool, OutOfMemoryDiagnostic report) {
+		Instant now = Instant.now();
+		Path file = this.directory.resolve("gpumem-oom-" + pool.name() + "-" + STAMP.format(now) + "-"
+				+ this.written.incrementAndGet() + ".json");
+		try {
+			Files.createDirectories(this.directory);
+			this.json.writeValue(file.toFile(), new Dump(pool.name(), now, report, pool.statistics()));
+			logger.warn("Pool '" + pool.name() + "' ran out of memory; its report is in " + file);
+		}
+		catch (IOException | RuntimeException ex) {
+			logger.warn("Could not write the out-of-memory report of pool '" + pool.name() + "' to " + file, ex);
+		}
+	}
+
+	/**
+	 * What one dump holds.
+	 *
+	 * @param pool the pool that failed
+	 * @param at when
+	 * @param failure the failure, as its exception's message says it, with the largest holders
+	 * @param statistics the pool's statistics then
+	 */
+	public record Dump(String pool, Instant at, OutOfMemoryDiagnostic failure, PoolStatistics statistics) {
+	}
+
+}
