@@ -24,6 +24,7 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.FrameRecording;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
@@ -50,6 +51,9 @@ public class PoolHitBenchmark {
 	@Param({ "SIMPLE" })
 	public LeakDetection leakDetection;
 
+	@Param({ "LARGE" })
+	public FrameRecording frames;
+
 	private MemoryAllocator backend;
 
 	private StratifiedMemoryPool pool;
@@ -64,7 +68,11 @@ public class PoolHitBenchmark {
 	public void setUp() {
 		this.backend = new HostBackend(8L << 30).allocator(MemoryKind.DEVICE);
 		this.pool = new StratifiedMemoryPool(this.backend,
-				PoolConfig.builder("bench").leakDetection(this.leakDetection).maxCachedBytes(4L << 30).build());
+				PoolConfig.builder("bench")
+					.leakDetection(this.leakDetection)
+					.frameRecording(this.frames)
+					.maxCachedBytes(4L << 30)
+					.build());
 		this.nettyDefault = new PooledByteBufAllocator(true);
 		this.nettyThreadCache = new PooledByteBufAllocator(true, PooledByteBufAllocator.defaultNumHeapArena(),
 				PooledByteBufAllocator.defaultNumDirectArena(), PooledByteBufAllocator.defaultPageSize(),

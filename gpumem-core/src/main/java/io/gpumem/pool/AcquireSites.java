@@ -1,82 +1,94 @@
 package io.gpumem.pool;
 
-import java.lang.StackWalker.StackFrame;
 import java.security.CodeSource;
+import java.util.Arrays;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.function.Predicate;
 
 import io.gpumem.memory.MemoryHolder;
 
 /**
  * Where a pool's lent buffers were acquired, as its {@link FrameRecording} asks: each recording buffer's block
- * counts in the holding of its acquiring frames while it is lent, so that the largest holders are known at
- * once when an acquire fails.
+ * keeps the stack of its acquire while it is lent (a {@link Throwable}, whose frames are read only when a report
+ * needs them: a fraction of a {@link StackWalker} walk's cost), so that the largest holders can be named when an
+ * acquire fails.
  */
 final class AcquireSites {
 
 	/** How many frames outside gpumem name a site. */
 	private static final int FRAMES = 6;
 
-	private static final StackWalker WALKER = StackWalker.getInstance(StackWalker.Option.RETAIN_CLASS_REFERENCE);
+	private static final String LOCATION = location(AcquireSites.class);
 
-	/** Whether a class is gpumem's own: loaded from where this class was. */
-	private static final ClassValue<Boolean> GPUMEM = new ClassValue<>() {
-
-		@Override
-		protected Boolean computeValue(Class<?> type) {
-			String location = location(type);
-			return location != null && location.equals(location(AcquireSites.class));
-		}
-
-	};
+	/** Whether a class, by name, is gpumem's own: loaded from where this class was. */
+	private static final Map<String, Boolean> GPUMEM = new ConcurrentHashMap<>();
 
 	private final FrameRecording recording;
 
-	private final ConcurrentHashMap<List<String>, Holding> holdings = new ConcurrentHashMap<>();
+	private final Set<Lend> lent = ConcurrentHashMap.newKeySet();
 
 	AcquireSites(FrameRecording recording) {
 		this.recording = recording;
 	}
 
-	/** Counts {@code block} in the holding of the calling code, as it is lent, where its size records frames. */
+	/** Keeps where {@code block} is being lent from, while it is, where its size records frames. */
 	void lent(Block block) {
 		if (this.recording.records(block.size)) {
-			Holding holding = this.holdings.computeIfAbsent(here(), Holding::new);
-			holding.add(block.size, 1);
-			block.holding = holding;
+			Lend lend = new Lend(this.lent, block.size);
+			this.lent.add(lend);
+			block.lend = lend;
 		}
 	}
 
 	/** The {@code count} largest holders by bytes lent, largest first. */
 	List<MemoryHolder> top(int count) {
-		return this.holdings.values()
+		Map<List<String>, long[]> sites = new HashMap<>();
+		for (Lend lend : this.lent) {
+			long[] held = sites.computeIfAbsent(frames(lend.getStackTrace()), (site) -> new long[2]);
+			held[0] += lend.bytes;
+			held[1]++;
+		}
+		return sites.entrySet()
 			.stream()
-			.map(Holding::holder)
-			.filter((holder) -> holder.bytes() > 0)
+			.map((site) -> new MemoryHolder(site.getKey(), site.getValue()[0], site.getValue()[1]))
 			.sorted(Comparator.comparingLong(MemoryHolder::bytes).reversed())
 			.limit(count)
 			.toList();
 	}
 
 	/**
-	 * The calling code: the first frames outside gpumem, or where gpumem and the application were packed into
+	 * The acquiring code: the first frames outside gpumem, or where gpumem and the application were packed into
 	 * one archive, outside this pool's package.
 	 */
-	private static List<String> here() {
-		List<String> outside = walk((frame) -> GPUMEM.get(frame.getDeclaringClass()));
-		return outside.isEmpty()
-				? walk((frame) -> frame.getDeclaringClass().getPackage() == AcquireSites.class.getPackage())
-				: outside;
+	private static List<String> frames(StackTraceElement[] stack) {
+		List<String> outside = frames(stack, (frame) -> GPUMEM.computeIfAbsent(frame.getClassName(),
+				AcquireSites::isGpumem));
+		String pool = AcquireSites.class.getPackageName() + ".";
+		return outside.isEmpty() ? frames(stack, (frame) -> frame.getClassName().startsWith(pool)) : outside;
 	}
 
-	private static List<String> walk(Predicate<StackFrame> skipped) {
-		return WALKER.walk((frames) -> frames.dropWhile(skipped)
+	private static List<String> frames(StackTraceElement[] stack, Predicate<StackTraceElement> skipped) {
+		return Arrays.stream(stack)
+			.dropWhile(skipped)
 			.limit(FRAMES)
-			.map(AcquireSites::describe)
-			.toList());
+			.map((frame) -> frame.getClassName() + "." + frame.getMethodName() + "(" + frame.getFileName() + ":"
+					+ frame.getLineNumber() + ")")
+			.toList();
+	}
+
+	private static boolean isGpumem(String className) {
+		try {
+			Class<?> type = Class.forName(className, false, AcquireSites.class.getClassLoader());
+			return LOCATION != null && LOCATION.equals(location(type));
+		}
+		catch (ClassNotFoundException | LinkageError ex) {
+			return false;
+		}
 	}
 
 	private static String location(Class<?> type) {
@@ -84,31 +96,22 @@ final class AcquireSites {
 		return (source != null && source.getLocation() != null) ? source.getLocation().toString() : null;
 	}
 
-	private static String describe(StackFrame frame) {
-		return frame.getClassName() + "." + frame.getMethodName() + "(" + frame.getFileName() + ":"
-				+ frame.getLineNumber() + ")";
-	}
+	/** A recording buffer's lend: the stack of its acquire and its block's bytes, kept while it is lent. */
+	static final class Lend extends Throwable {
 
-	/** The bytes and buffers lent from one site. */
-	static final class Holding {
+		private final transient Set<Lend> lent;
 
-		private final List<String> frames;
+		private final long bytes;
 
-		private final LongAdder bytes = new LongAdder();
-
-		private final LongAdder buffers = new LongAdder();
-
-		Holding(List<String> frames) {
-			this.frames = frames;
+		Lend(Set<Lend> lent, long bytes) {
+			super("acquired here", null, false, true);
+			this.lent = lent;
+			this.bytes = bytes;
 		}
 
-		void add(long bytes, int buffers) {
-			this.bytes.add(bytes);
-			this.buffers.add(buffers);
-		}
-
-		MemoryHolder holder() {
-			return new MemoryHolder(this.frames, this.bytes.sum(), this.buffers.sum());
+		/** Called as the buffer is closed or reclaimed. */
+		void returned() {
+			this.lent.remove(this);
 		}
 
 	}

@@ -10,7 +10,8 @@ import io.gpumem.memory.Allocation;
 /**
  * A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. Nothing on the
  * hit path writes into a block but the leak watcher of a watched lend, which at level {@code simple}
- * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more: such blocks are
+ * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more, and the
+ * {@link FrameRecording} of a recorded one (by default 1 MiB or more): such blocks are
  * {@linkplain #of made} with 128 bytes of padding behind their fields, so that two threads lending
  * two of them never write one cache line. Smaller blocks, written on a sampled lend only, stay compact.
  */
@@ -41,7 +42,7 @@ class Block {
 	Leak leak;
 
 	/** Where the buffer currently lending this block was acquired, where its frames are recorded. */
-	AcquireSites.Holding holding;
+	AcquireSites.Lend lend;
 
 	Block(Allocation allocation, int classIndex, Span span) {
 		this.allocation = allocation;
@@ -64,9 +65,9 @@ class Block {
 		if (this.leak != null) {
 			this.leak = null;
 		}
-		if (this.holding != null) {
-			this.holding.add(-this.size, -1);
-			this.holding = null;
+		if (this.lend != null) {
+			this.lend.returned();
+			this.lend = null;
 		}
 	}
 
