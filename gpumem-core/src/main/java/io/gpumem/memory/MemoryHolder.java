@@ -3,11 +3,11 @@ package io.gpumem.memory;
 import java.util.List;
 
 /**
- * One of a pool's holders of lent memory: where its buffers were acquired (the first frames outside the pool,
+ * One of a pool's holders of lent memory: where its buffers were acquired (the first frames outside gpumem,
  * innermost first), and how many bytes and buffers acquired there are lent now.
  *
  * @param frames the acquiring frames, such as {@code com.example.Service.add(Service.java:42)}
- * @param bytes bytes of the buffers acquired there and lent now
+ * @param bytes bytes of the blocks lent to the buffers acquired there (a block may be larger than its request)
  * @param buffers how many buffers
  */
 public record MemoryHolder(List<String> frames, long bytes, long buffers) {

@@ -96,7 +96,7 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 				.append('.');
 		}
 		if (this.largestFreeBlockBytes >= 0) {
-			message.append(" Its largest free block is ").append(ByteSizes.format(this.largestFreeBlockBytes))
+			message.append(" The pool's largest free block is ").append(ByteSizes.format(this.largestFreeBlockBytes))
 				.append('.');
 		}
 		if (!this.holders.isEmpty()) {

@@ -10,6 +10,9 @@ public interface MemoryObserver {
 	/** Observes nothing. */
 	MemoryObserver NONE = (operation) -> Span.NONE;
 
+	/** The category of gpumem's flight-recorder events, as JDK Mission Control groups them. */
+	String JFR_CATEGORY = "GPU Memory";
+
 	/** Called as {@code operation} starts, on the thread that starts it. */
 	Span start(MemoryOperation operation);
 

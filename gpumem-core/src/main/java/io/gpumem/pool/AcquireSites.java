@@ -25,7 +25,10 @@ final class AcquireSites {
 
 	private static final String LOCATION = location(AcquireSites.class);
 
-	/** Whether a class, by name, is gpumem's own: loaded from where this class was. */
+	/**
+	 * Whether a class, by name, is gpumem's own: of its packages and loaded from where this class was (an
+	 * application's classes packed into one archive with gpumem are not).
+	 */
 	private static final Map<String, Boolean> GPUMEM = new ConcurrentHashMap<>();
 
 	private final FrameRecording recording;
@@ -61,15 +64,9 @@ final class AcquireSites {
 			.toList();
 	}
 
-	/**
-	 * The acquiring code: the first frames outside gpumem, or where gpumem and the application were packed into
-	 * one archive, outside this pool's package.
-	 */
+	/** The acquiring code: the first frames outside gpumem. */
 	private static List<String> frames(StackTraceElement[] stack) {
-		List<String> outside = frames(stack, (frame) -> GPUMEM.computeIfAbsent(frame.getClassName(),
-				AcquireSites::isGpumem));
-		String pool = AcquireSites.class.getPackageName() + ".";
-		return outside.isEmpty() ? frames(stack, (frame) -> frame.getClassName().startsWith(pool)) : outside;
+		return frames(stack, (frame) -> GPUMEM.computeIfAbsent(frame.getClassName(), AcquireSites::isGpumem));
 	}
 
 	private static List<String> frames(StackTraceElement[] stack, Predicate<StackTraceElement> skipped) {
@@ -82,6 +79,9 @@ final class AcquireSites {
 	}
 
 	private static boolean isGpumem(String className) {
+		if (!className.startsWith("io.gpumem.")) {
+			return false;
+		}
 		try {
 			Class<?> type = Class.forName(className, false, AcquireSites.class.getClassLoader());
 			return LOCATION != null && LOCATION.equals(location(type));

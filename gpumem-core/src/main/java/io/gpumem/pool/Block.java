@@ -13,7 +13,8 @@ import io.gpumem.memory.Allocation;
  * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more, and the
  * {@link FrameRecording} of a recorded one (by default 1 MiB or more): such blocks are
  * {@linkplain #of made} with 128 bytes of padding behind their fields, so that two threads lending
- * two of them never write one cache line. Smaller blocks, written on a sampled lend only, stay compact.
+ * two of them never write one cache line. Smaller blocks, written on a sampled lend only (on every lend where
+ * every buffer records its frames), stay compact.
  */
 class Block {
 

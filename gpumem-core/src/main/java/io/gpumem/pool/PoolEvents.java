@@ -11,6 +11,7 @@ import jdk.jfr.StackTrace;
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.observation.MemoryObserver;
 
 /**
  * A pool's flight-recorder events, so that JDK Mission Control shows GPU memory next to the heap's: misses,
@@ -18,8 +19,6 @@ import io.gpumem.memory.MemoryAllocator;
  * a check of a flag when the recorder does not record it, and none is on the hit path.
  */
 final class PoolEvents {
-
-	static final String CATEGORY = "GPU Memory";
 
 	private PoolEvents() {
 	}
@@ -106,7 +105,7 @@ final class PoolEvents {
 	/** An acquire that made the pool allocate: its duration is the time the miss took, retries and waits included. */
 	@Name("io.gpumem.Miss")
 	@Label("Pool Miss")
-	@Category(CATEGORY)
+	@Category(MemoryObserver.JFR_CATEGORY)
 	@Description("An acquire the pool's cache could not serve, which went to the allocator")
 	static final class Miss extends Event {
 
@@ -128,7 +127,7 @@ final class PoolEvents {
 	/** An acquire that failed for want of memory, after retries, waits and last resorts. */
 	@Name("io.gpumem.OutOfMemory")
 	@Label("Out of Memory")
-	@Category(CATEGORY)
+	@Category(MemoryObserver.JFR_CATEGORY)
 	@Description("An acquire that failed for good for want of memory")
 	static final class OutOfMemory extends Event {
 
@@ -150,7 +149,7 @@ final class PoolEvents {
 	 */
 	@Name("io.gpumem.Trim")
 	@Label("Pool Trim")
-	@Category(CATEGORY)
+	@Category(MemoryObserver.JFR_CATEGORY)
 	@Description("A trim of the pool's cache, and the bytes it gave back to the allocator")
 	@StackTrace(false)
 	static final class Trim extends Event {
@@ -175,7 +174,7 @@ final class PoolEvents {
 	/** A block the pool allocated from its allocator: a segment, or a block above its top class. */
 	@Name("io.gpumem.SegmentAllocated")
 	@Label("Segment Allocated")
-	@Category(CATEGORY)
+	@Category(MemoryObserver.JFR_CATEGORY)
 	@StackTrace(false)
 	static final class SegmentAllocated extends Event {
 
@@ -191,7 +190,7 @@ final class PoolEvents {
 	/** A block the pool gave back to its allocator. */
 	@Name("io.gpumem.SegmentReleased")
 	@Label("Segment Released")
-	@Category(CATEGORY)
+	@Category(MemoryObserver.JFR_CATEGORY)
 	@StackTrace(false)
 	static final class SegmentReleased extends Event {
 

@@ -15,7 +15,7 @@ import io.gpumem.observation.MemoryOperation;
  * The one way a pool gets memory its tiers do not hold, observed as one span: from the allocator; when the
  * allocator refuses, again after having memory freed, at most {@code oomRetries} times, as RMM's
  * {@code failure_callback_resource_adaptor} does: by the pool's listeners, which decide what each attempt
- * frees (the pressure handler's out-of-memory chain), or without listeners by the pool trimming itself;
+ * frees (the pressure handler's out-of-memory chain), or where they free nothing by the pool trimming itself;
  * then, without a wait allowed, after the work of buffers closed after a stream, and with one, in line for
  * memory to come back ({@link MemoryWaiters}); then, as the last resort, after a garbage collection has found
  * buffers dropped without close; and at last a {@link GpuOutOfMemoryException} with the allocator's figures and
@@ -26,18 +26,10 @@ final class Reservation {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
 
-	/**
-	 * How many times an acquire about to fail waits for the garbage collector to find buffers dropped without
-	 * close, the wait doubling from 1 ms: at most half a second in all, as {@code java.nio.Bits} waits for
-	 * direct memory.
-	 */
-	private static final int GC_WAITS = 9;
 
 	/** How many of the largest holders an out-of-memory failure names. */
 	private static final int TOP_HOLDERS = 5;
 
-	/** How long after a collection that brought nothing back no other runs. */
-	private static final long GC_QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
 
 	private final StratifiedMemoryPool pool;
 
@@ -55,24 +47,18 @@ final class Reservation {
 
 	private final AcquireSites sites;
 
+	private final LeakCollection collection;
+
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile MemoryObserver observer = MemoryObserver.NONE;
 
-	/** Whether acquires are asking the garbage collector for memory: logged when it begins. */
-	private volatile boolean collecting;
-
-	private final Object gcLock = new Object();
-
-	/** When the last collection ended, and whether it brought buffers back; guarded by {@link #gcLock}. */
-	private long lastCollection = System.nanoTime() - GC_QUIET_NANOS;
-
-	private boolean lastCollectionFound = true;
 
 	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters,
 			AcquireSites sites) {
 		this.pool = pool;
 		this.sites = sites;
+		this.collection = new LeakCollection(pool.name(), upkeep, counters);
 		this.tiers = tiers;
 		this.upkeep = upkeep;
 		this.counters = counters;
@@ -154,8 +140,8 @@ final class Reservation {
 		if (block == null && !hopeless(refusal[0])) {
 			block = collected(classIndex, size, refusal);
 		}
-		else if (block != null && this.collecting) {
-			this.collecting = false;
+		else if (block != null) {
+			this.collection.served();
 		}
 		if (block != null) {
 			return block;
@@ -167,11 +153,22 @@ final class Reservation {
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}
-		OutOfMemoryDiagnostic report = diagnostic;
-		this.listeners.forEach((listener) -> listener.allocationFailed(this.pool, report));
+		for (PoolListener listener : this.listeners) {
+			tell(listener, diagnostic);
+		}
 		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal[0]);
 		PoolEvents.outOfMemory(this.pool.name(), size, failure.getMessage());
 		throw failure;
+	}
+
+	/** Tells {@code listener} of a failure; one that fails itself is logged, and hides nothing. */
+	private void tell(PoolListener listener, OutOfMemoryDiagnostic report) {
+		try {
+			listener.allocationFailed(this.pool, report);
+		}
+		catch (RuntimeException ex) {
+			LOGGER.log(System.Logger.Level.WARNING, "A listener of pool '" + this.pool.name() + "' failed", ex);
+		}
 	}
 
 	/** Whether no memory given back could serve the refused request: it is larger than the device or the budget. */
@@ -218,57 +215,18 @@ final class Reservation {
 
 	/**
 	 * The last resort before a failure, where leak detection brings buffers dropped without close back and
-	 * something is lent: a garbage collection, then up to {@value #GC_WAITS} waits for the leak watch to find
-	 * such buffers, doubling from 1 ms, retrying after each wait that brought some back, as {@code java.nio.Bits}
-	 * does before it refuses direct memory. One acquire collects at a time; one that waited for another's
-	 * collection retries on what it brought back, and after a collection that brought nothing back, none runs
-	 * for {@link #GC_QUIET_NANOS}: out of memory without leaks does not become a storm of collections.
+	 * something is lent: a garbage collection ({@link LeakCollection}), retrying each time it brought some back.
 	 */
 	private Block collected(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
-		if (this.pool.isClosed() || !this.upkeep.reclaimsLeaks() || lentBytes() <= 0) {
-			return null;
-		}
-		long arrived = System.nanoTime();
-		synchronized (this.gcLock) {
-			if (this.lastCollection - arrived > 0) {
-				return this.lastCollectionFound ? retried(classIndex, size, refusal) : null;
-			}
-			if (!this.lastCollectionFound && arrived - this.lastCollection < GC_QUIET_NANOS) {
-				return null;
-			}
-			this.counters.countGcRequest();
-			if (!this.collecting) {
-				this.collecting = true;
-				LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' ran out of memory with {1} lent: asking the "
-						+ "garbage collector for buffers dropped without close() (logged once until an acquire "
-						+ "succeeds without it)", this.pool.name(), ByteSizes.format(lentBytes()));
-			}
-			long before = this.counters.leaks();
-			long seen = before;
-			Block block = null;
-			System.gc();
-			try {
-				for (int wait = 0; wait < GC_WAITS && block == null; wait++) {
-					this.upkeep.awaitLeaks(1L << wait);
-					if (this.counters.leaks() > seen) {
-						seen = this.counters.leaks();
-						block = retried(classIndex, size, refusal);
-					}
-				}
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-			this.lastCollectionFound = seen > before;
-			this.lastCollection = System.nanoTime();
-			return block;
-		}
+		long lent = lentBytes();
+		return (this.pool.isClosed() || !this.upkeep.reclaimsLeaks() || lent <= 0) ? null
+				: this.collection.collect(lent, () -> retried(classIndex, size, refusal));
 	}
 
 	/**
 	 * Frees memory for a refused request of {@code size} bytes before retry {@code attempt} (from 0): takes back
-	 * the blocks that came back late, then the listeners' way, or without listeners by trimming the pool, first
-	 * by what the request needs, then of everything.
+	 * the blocks that came back late, then the listeners' way, or where they freed nothing (none may free
+	 * anything: an observer) by trimming the pool, first by what the request needs, then of everything.
 	 * @return the bytes freed, counting those a trim moved into the arena's free spans, where the retry can cut
 	 * them; 0 when nothing could be freed, and retrying is pointless
 	 */
@@ -277,16 +235,13 @@ final class Reservation {
 			return 0;
 		}
 		this.upkeep.takeBack();
-		if (!this.listeners.isEmpty()) {
-			long freed = 0;
-			for (PoolListener listener : this.listeners) {
-				freed += listener.outOfMemory(this.pool, size, attempt);
-			}
-			return freed;
+		long freed = 0;
+		for (PoolListener listener : this.listeners) {
+			freed += listener.outOfMemory(this.pool, size, attempt);
 		}
 		long cached = this.pool.cachedBytes();
-		if (cached == 0) {
-			return 0;
+		if (freed > 0 || cached == 0) {
+			return freed;
 		}
 		long aboveArena = this.tiers.cachedAboveArena();
 		long released = this.pool.trim((attempt == 0) ? Math.max(0, cached - size) : 0);

@@ -7,10 +7,12 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
+import io.gpumem.observation.MemoryObserver;
+
 /** The flight-recorder event of a change of a memory's pressure level. */
 @Name("io.gpumem.PressureLevel")
 @Label("Pressure Level Change")
-@Category("GPU Memory")
+@Category(MemoryObserver.JFR_CATEGORY)
 @Description("A change of the pressure level of a device's memory or of pinned host memory")
 @StackTrace(false)
 final class PressureLevelEvent extends Event {

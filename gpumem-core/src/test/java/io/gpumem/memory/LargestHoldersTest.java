@@ -60,7 +60,7 @@ class LargestHoldersTest {
 		assertThat(failure.getMessage()).contains("The largest holders: 24.00 MiB in 3 buffers acquired at "
 				+ getClass().getName() + ".holdThreeOfEight(LargestHoldersTest.java:")
 			.contains("16.00 MiB in 1 buffer acquired at")
-			.containsPattern("Its largest free block is [0-9.]+ [KM]iB\\.");
+			.containsPattern("The pool's largest free block is [0-9.]+ [KM]iB\\.");
 		assertThat(observed.get()).as("the same report, before the throw").isEqualTo(failure.diagnostic());
 		this.held.forEach(PooledBuffer::close);
 		this.held.clear();
@@ -73,11 +73,25 @@ class LargestHoldersTest {
 		this.held.add(this.pool.acquire(4096));
 		assertThat(catchFailure(128 * MIB).diagnostic().holders()).singleElement()
 			.satisfies((holder) -> assertThat(holder.bytes()).isEqualTo(4096));
-		this.pool.close();
+		this.held.forEach(PooledBuffer::close);
 		this.held.clear();
+		this.pool.close();
 		this.pool = pool(FrameRecording.OFF);
 		this.held.add(this.pool.acquire(32 * MIB));
 		assertThat(catchFailure(40 * MIB).diagnostic().holders()).isEmpty();
+	}
+
+	@Test
+	void anObserverNeitherStopsThePoolFreeingItsCacheNorHidesTheFailure() {
+		this.pool = pool(FrameRecording.LARGE);
+		this.pool.addListener((OutOfMemoryObserver) (pool, report) -> {
+			throw new IllegalStateException("the observer broke");
+		});
+		this.pool.acquire(40 * MIB).close();
+		try (PooledBuffer served = this.pool.acquire(48 * MIB)) {
+			assertThat(served.size()).as("the cached 40 MiB were trimmed for it").isEqualTo(48 * MIB);
+			assertThat(catchFailure(32 * MIB)).as("the failure, not the observer's exception").isNotNull();
+		}
 	}
 
 	private void holdThreeOfEight() {

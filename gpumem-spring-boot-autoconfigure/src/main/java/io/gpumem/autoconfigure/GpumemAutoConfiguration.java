@@ -18,6 +18,7 @@ import org.springframework.boot.context.properties.EnableConfigurationProperties
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.context.annotation.Bean;
 import org.springframework.context.annotation.Configuration;
+import org.springframework.context.annotation.Lazy;
 import org.springframework.context.annotation.Primary;
 import org.springframework.core.env.Environment;
 
@@ -207,14 +208,19 @@ public final class GpumemAutoConfiguration {
 		return new GpumemDevices(devices);
 	}
 
-	/** Tells Boot the application is broken when a device fails for good, so that a liveness probe restarts it. */
+	/**
+	 * Tells Boot the application is broken when a device fails for good, so that a liveness probe restarts it,
+	 * lazy initialization or not.
+	 */
 	@Bean
+	@Lazy(false)
 	DeviceFailureLiveness gpumemDeviceFailureLiveness(GpumemDevices devices, ApplicationEventPublisher events) {
 		return new DeviceFailureLiveness(devices, events);
 	}
 
-	/** Has every {@link OutOfMemoryObserver} bean observe every pool of every device. */
+	/** Has every {@link OutOfMemoryObserver} bean observe every pool of every device, lazy initialization or not. */
 	@Bean
+	@Lazy(false)
 	OutOfMemoryObservers gpumemOutOfMemoryObservers(GpumemDevices devices,
 			ObjectProvider<OutOfMemoryObserver> observers) {
 		return new OutOfMemoryObservers(devices, observers.orderedStream().toList());

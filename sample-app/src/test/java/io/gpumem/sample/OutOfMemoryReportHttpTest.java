@@ -55,7 +55,7 @@ class OutOfMemoryReportHttpTest {
 			.jsonPath("$.error")
 			.value((String error) -> assertThat(error).contains("The largest holders: ", "MiB in ",
 					"acquired at ", "io.gpumem.sample.vectors.VectorService.elementWise(VectorService.java:")
-				.containsPattern("Its largest free block is [0-9.]+ [KM]?i?B\\."));
+				.containsPattern("The pool's largest free block is [0-9.]+ [KM]?i?B\\."));
 		List<Path> files;
 		try (Stream<Path> listed = Files.list(dumps)) {
 			files = listed.toList();

@@ -3,10 +3,12 @@ package io.gpumem.autoconfigure.history;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
@@ -18,8 +20,9 @@ import io.gpumem.pool.OutOfMemoryObserver;
 import io.gpumem.pool.PoolStatistics;
 
 /**
- * Writes every out-of-memory failure to {@code gpumem.history.oom-dump-dir} as one JSON file (the failure with
- * the pool's largest holders, and the pool's statistics) and logs its path at WARN.
+ * Writes out-of-memory failures to {@code gpumem.history.oom-dump-dir}, each as one JSON file (the failure with
+ * the pool's largest holders, and the pool's statistics), at most one a second per pool, and logs its path at
+ * WARN.
  */
 public class OutOfMemoryDumps implements OutOfMemoryObserver {
 
@@ -28,29 +31,38 @@ public class OutOfMemoryDumps implements OutOfMemoryObserver {
 	private static final DateTimeFormatter STAMP = DateTimeFormatter.ofPattern("yyyyMMdd-HHmmss-SSS")
 		.withZone(ZoneOffset.UTC);
 
+	/** How long after a pool's report no other of that pool is written. */
+	private static final Duration QUIET = Duration.ofSeconds(1);
+
 	private final Path directory;
 
 	private final JsonMapper json;
 
-	private final AtomicLong written = new AtomicLong();
+	private final Map<String, Instant> lastWritten = new ConcurrentHashMap<>();
 
 	public OutOfMemoryDumps(Path directory, JsonMapper json) {
 		this.directory = directory;
 		this.json = json;
 	}
 
+	/** Writes the report, unless one of this pool's was written less than a second ago: a burst writes one. */
 	@Override
 	public void observe(MemoryPool pool, OutOfMemoryDiagnostic report) {
 		Instant now = Instant.now();
-		Path file = this.directory.resolve("gpumem-oom-" + pool.name() + "-" + STAMP.format(now) + "-"
-				+ this.written.incrementAndGet() + ".json");
+		Instant last = this.lastWritten.get(pool.name());
+		if (last != null && last.plus(QUIET).isAfter(now)) {
+			return;
+		}
+		this.lastWritten.put(pool.name(), now);
 		try {
+			Path file = this.directory.resolve("gpumem-oom-" + pool.name() + "-" + STAMP.format(now) + ".json");
 			Files.createDirectories(this.directory);
 			this.json.writeValue(file.toFile(), new Dump(pool.name(), now, report, pool.statistics()));
 			logger.warn("Pool '" + pool.name() + "' ran out of memory; its report is in " + file);
 		}
-		catch (IOException | RuntimeException ex) {
-			logger.warn("Could not write the out-of-memory report of pool '" + pool.name() + "' to " + file, ex);
+		catch (RuntimeException | IOException ex) {
+			logger.warn("Could not write the out-of-memory report of pool '" + pool.name() + "' to " + this.directory,
+					ex);
 		}
 	}
 

@@ -1,0 +1,92 @@
+package io.gpumem.pool;
+
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+
+import io.gpumem.memory.ByteSizes;
+
+/**
+ * A pool's last resort before an out-of-memory failure: a garbage collection, then up to {@value #WAITS} waits
+ * for the leak watch to find buffers dropped without close, doubling from 1 ms (at most half a second in all),
+ * retrying each time some came back, as {@code java.nio.Bits} does before it refuses direct memory. One acquire
+ * collects at a time, and one that waited for another's collection retries on what it brought back; after a
+ * collection that brought nothing back none runs for {@link #QUIET_NANOS}, so that running out of memory
+ * without leaks does not become a storm of collections. Logged once an episode: until an acquire is served
+ * without it.
+ */
+final class LeakCollection {
+
+	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+
+	private static final int WAITS = 9;
+
+	private static final long QUIET_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+	private final String pool;
+
+	private final Upkeep upkeep;
+
+	private final PoolCounters counters;
+
+	/** Whether acquires are asking the garbage collector for memory: logged when it begins. */
+	private volatile boolean collecting;
+
+	/** When the last collection ended, and whether it brought buffers back; guarded by this. */
+	private long lastEnd = System.nanoTime() - QUIET_NANOS;
+
+	private boolean lastFound = true;
+
+	LeakCollection(String pool, Upkeep upkeep, PoolCounters counters) {
+		this.pool = pool;
+		this.upkeep = upkeep;
+		this.counters = counters;
+	}
+
+	/** Ends an episode: an acquire was served without a collection. */
+	void served() {
+		if (this.collecting) {
+			this.collecting = false;
+		}
+	}
+
+	/**
+	 * Collects, with {@code lent} bytes lent, and calls {@code retry} after each wait that brought buffers back.
+	 * @return the block a retry got, or null
+	 */
+	synchronized Block collect(long lent, Supplier<Block> retry) {
+		long arrived = System.nanoTime();
+		if (this.lastEnd - arrived > 0) {
+			return this.lastFound ? retry.get() : null;
+		}
+		if (!this.lastFound && arrived - this.lastEnd < QUIET_NANOS) {
+			return null;
+		}
+		this.counters.countGcRequest();
+		if (!this.collecting) {
+			this.collecting = true;
+			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' ran out of memory with {1} lent: asking the "
+					+ "garbage collector for buffers dropped without close() (logged once until an acquire "
+					+ "succeeds without it)", this.pool, ByteSizes.format(lent));
+		}
+		long before = this.counters.leaks();
+		long seen = before;
+		Block block = null;
+		System.gc();
+		try {
+			for (int wait = 0; wait < WAITS && block == null; wait++) {
+				this.upkeep.awaitLeaks(1L << wait);
+				if (this.counters.leaks() > seen) {
+					seen = this.counters.leaks();
+					block = retry.get();
+				}
+			}
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+		}
+		this.lastFound = seen > before;
+		this.lastEnd = System.nanoTime();
+		return block;
+	}
+
+}
