@@ -4,17 +4,21 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.Supplier;
+import java.util.function.Function;
 
 /**
  * The line of acquires waiting for memory: one at a time, in order of arrival, the first in line tries
  * again each time a buffer comes back to the pool, and at least every {@value #POLL_MILLIS} ms for memory
- * freed elsewhere (another pool, another process), until it is served or its wait runs out. A release
+ * freed elsewhere (another pool, another process), until it is served or its wait runs out. A try after a
+ * return, and every {@value #FREEING_POLLS}th poll, may have memory freed ({@code freeing}); the polls between
+ * only look, so that a long wait does not run the out-of-memory chain a hundred times a second. A release
  * pays one volatile read when nobody waits.
  */
 final class MemoryWaiters {
 
 	private static final long POLL_MILLIS = 10;
+
+	private static final int FREEING_POLLS = 10;
 
 	/** Held by the first in line; fair, so the others get it in order of arrival. */
 	private final ReentrantLock line = new ReentrantLock(true);
@@ -22,6 +26,9 @@ final class MemoryWaiters {
 	private final AtomicInteger waiting = new AtomicInteger();
 
 	private volatile Thread first;
+
+	/** Buffers that came back while someone waited: a try after one may have memory freed. */
+	private final AtomicInteger returns = new AtomicInteger();
 
 	private final PoolCounters counters;
 
@@ -36,6 +43,7 @@ final class MemoryWaiters {
 
 	/** Wakes the first in line to try again: memory may have come back. */
 	void memoryReturned() {
+		this.returns.incrementAndGet();
 		Thread thread = this.first;
 		if (thread != null) {
 			LockSupport.unpark(thread);
@@ -43,10 +51,11 @@ final class MemoryWaiters {
 	}
 
 	/**
-	 * Waits in line, then runs {@code attempt} until it answers a block or {@code nanos} have passed.
+	 * Waits in line, then runs {@code attempt} until it answers a block or {@code nanos} have passed; its
+	 * argument says whether the try may have memory freed.
 	 * @return the block, or null when the wait ran out (or the thread was interrupted)
 	 */
-	Block await(long nanos, Supplier<Block> attempt) {
+	Block await(long nanos, Function<Boolean, Block> attempt) {
 		long start = System.nanoTime();
 		Block block = null;
 		boolean ended = false;
@@ -63,7 +72,7 @@ final class MemoryWaiters {
 		}
 	}
 
-	private Block inLine(long end, long nanos, Supplier<Block> attempt) {
+	private Block inLine(long end, long nanos, Function<Boolean, Block> attempt) {
 		try {
 			if (!this.line.tryLock(nanos, TimeUnit.NANOSECONDS)) {
 				return null;
@@ -75,8 +84,10 @@ final class MemoryWaiters {
 		}
 		try {
 			this.first = Thread.currentThread();
-			for (;;) {
-				Block block = attempt.get();
+			int seen = this.returns.get();
+			boolean freeing = true;
+			for (int poll = 1;; poll++) {
+				Block block = attempt.apply(freeing);
 				if (block != null) {
 					return block;
 				}
@@ -88,6 +99,9 @@ final class MemoryWaiters {
 				if (Thread.currentThread().isInterrupted()) {
 					return null;
 				}
+				int returned = this.returns.get();
+				freeing = returned != seen || poll % FREEING_POLLS == 0;
+				seen = returned;
 			}
 		}
 		finally {

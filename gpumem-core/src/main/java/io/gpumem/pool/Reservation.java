@@ -120,22 +120,23 @@ final class Reservation {
 
 	private Block reserveOrWait(int classIndex, long size, long waitNanos, int home) {
 		GpuOutOfMemoryException[] refusal = { null };
-		Block block = (waitNanos == 0 || !this.waiters.any()) ? retried(classIndex, size, refusal) : null;
+		Block block = (waitNanos == 0 || !this.waiters.any()) ? retried(classIndex, size, refusal, true) : null;
 		if (block == null && waitNanos == 0 && !hopeless(refusal[0]) && this.upkeep.pendingBytes() > 0) {
 			block = afterStreamWork(classIndex, size, refusal);
 		}
 		boolean waits = block == null && waitNanos > 0 && (refusal[0] == null || !hopeless(refusal[0]));
 		long start = System.nanoTime();
 		if (waits) {
-			block = this.waiters.await(waitNanos, () -> {
+			block = this.waiters.await(waitNanos, (freeing) -> {
 				this.pool.checkOpen();
-				this.upkeep.takeBack();
+				boolean back = this.upkeep.takeBack();
 				Block returned = this.tiers.cached(classIndex, size, home, true);
-				return (returned != null) ? returned : retried(classIndex, size, refusal);
+				return (returned != null) ? returned
+						: retried(classIndex, size, refusal, freeing || back);
 			});
 		}
 		if (block == null && refusal[0] == null) {
-			block = retried(classIndex, size, refusal);
+			block = retried(classIndex, size, refusal, true);
 		}
 		if (block == null && !hopeless(refusal[0])) {
 			block = collected(classIndex, size, refusal);
@@ -183,15 +184,15 @@ final class Reservation {
 
 	/**
 	 * A block from the allocator, tried again after freeing memory while the retries last and something was
-	 * freed; null, with the allocator's last refusal kept, when refused.
+	 * freed, where {@code freeing} allows it; null, with the allocator's last refusal kept, when refused.
 	 */
-	private Block retried(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
+	private Block retried(int classIndex, long size, GpuOutOfMemoryException[] refusal, boolean freeing) {
 		for (int attempt = 0;; attempt++) {
 			try {
 				return this.tiers.allocate(classIndex, size);
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (attempt >= this.retries || hopeless(ex) || makeRoom(size, attempt) == 0) {
+				if (!freeing || attempt >= this.retries || hopeless(ex) || makeRoom(size, attempt) == 0) {
 					refusal[0] = ex;
 					return null;
 				}
@@ -210,7 +211,7 @@ final class Reservation {
 	 */
 	private Block afterStreamWork(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
 		this.counters.countStreamWait();
-		return this.upkeep.awaitPending() ? retried(classIndex, size, refusal) : null;
+		return this.upkeep.awaitPending() ? retried(classIndex, size, refusal, true) : null;
 	}
 
 	/**
@@ -220,7 +221,7 @@ final class Reservation {
 	private Block collected(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
 		long lent = lentBytes();
 		return (this.pool.isClosed() || !this.upkeep.reclaimsLeaks() || lent <= 0) ? null
-				: this.collection.collect(lent, () -> retried(classIndex, size, refusal));
+				: this.collection.collect(lent, () -> retried(classIndex, size, refusal, true));
 	}
 
 	/**

@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
@@ -40,6 +41,26 @@ class MemoryWaitTest {
 		this.threads.awaitTermination(10, TimeUnit.SECONDS);
 		this.pool.close();
 		this.backend.close();
+	}
+
+	@Test
+	void aLongWaitRunsTheOutOfMemoryChainAfterReturnsAndOnEveryTenthPollOnly() {
+		List<PooledBuffer> held = fill();
+		AtomicInteger chainSteps = new AtomicInteger();
+		this.pool.addListener(new PoolListener() {
+
+			@Override
+			public long outOfMemory(MemoryPool pool, long requestedBytes, int attempt) {
+				chainSteps.incrementAndGet();
+				return 0;
+			}
+
+		});
+		assertThatThrownBy(() -> this.pool.acquire(BLOCK, Duration.ofMillis(500)))
+			.isInstanceOf(GpuOutOfMemoryException.class);
+		assertThat(chainSteps.get()).as("about 50 polls in the wait, one in ten of them freeing, and the first try")
+			.isBetween(2, 10);
+		held.forEach(PooledBuffer::close);
 	}
 
 	@Test
