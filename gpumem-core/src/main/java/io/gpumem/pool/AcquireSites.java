@@ -64,6 +64,12 @@ final class AcquireSites {
 			.toList();
 	}
 
+	/** Where the buffer lending {@code block} was acquired, where recorded; empty otherwise. */
+	static List<String> frames(Block block) {
+		Lend lend = block.lend;
+		return (lend != null) ? frames(lend.getStackTrace()) : List.of();
+	}
+
 	/** The acquiring code: the first frames outside gpumem. */
 	private static List<String> frames(StackTraceElement[] stack) {
 		return frames(stack, (frame) -> GPUMEM.computeIfAbsent(frame.getClassName(), AcquireSites::isGpumem));

@@ -5,6 +5,7 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Function;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -114,10 +115,7 @@ final class Arena implements Tier {
 		}
 	}
 
-	/**
-	 * Frees the block's span at {@code stamp}, coalescing it with its free neighbours; the arena keeps every
-	 * span, and once closed gives back each segment as it falls free.
-	 */
+	/** Frees the block's span at {@code stamp}, coalesced; once closed, gives back each segment as it falls free. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
 		this.counters.reserved(block.classIndex, -1, block.size);
@@ -132,11 +130,7 @@ final class Arena implements Tier {
 		return true;
 	}
 
-	/**
-	 * Takes back the blocks a tier above lets go of, as free since {@code cutoff}, and gives back whole free
-	 * segments until they cover {@code bytes}.
-	 * @return the bytes the allocator got back
-	 */
+	/** Takes back the blocks a tier above lets go of, free since {@code cutoff}, then releases as {@link #release}. */
 	long takeBack(List<Block> blocks, long bytes, long cutoff) {
 		blocks.forEach((block) -> giveBack(block, -1, cutoff, false));
 		return release(bytes, cutoff);
@@ -176,6 +170,19 @@ final class Arena implements Tier {
 	/** Bytes of the segments held. */
 	long segmentBytes() {
 		return this.segmentBytes;
+	}
+
+	/** Each segment with its spans in address order, each as {@code view} sees it, under the arena's lock. */
+	synchronized List<PoolSnapshot.SegmentView> snapshot(Function<Span, PoolSnapshot.BlockView> view) {
+		List<PoolSnapshot.SegmentView> segments = new ArrayList<>(this.segments.size());
+		for (Span.Segment segment : this.segments) {
+			List<PoolSnapshot.BlockView> spans = new ArrayList<>();
+			for (Span span = segment.first; span != null; span = span.next) {
+				spans.add(view.apply(span));
+			}
+			segments.add(new PoolSnapshot.SegmentView(segment.allocation.size(), spans));
+		}
+		return segments;
 	}
 
 	/** The segments, their bytes, the bytes free in them and the largest free span. */

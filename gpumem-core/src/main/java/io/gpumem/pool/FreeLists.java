@@ -2,6 +2,7 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.ToLongFunction;
 
 /**
@@ -160,6 +161,19 @@ final class FreeLists implements Tier {
 	}
 
 	/** Takes every cached block out to the arena, and caches nothing more. */
+	@Override
+	public void collectCached(Consumer<Block> cached) {
+		for (Stripe stripe : this.stripes) {
+			stripe.lock();
+			try {
+				stripe.collect(cached);
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+	}
+
 	@Override
 	public void close() {
 		List<Block> blocks = new ArrayList<>();

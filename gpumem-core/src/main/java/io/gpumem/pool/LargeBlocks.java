@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import io.gpumem.memory.MemoryAllocator;
 
@@ -123,6 +124,16 @@ final class LargeBlocks implements Tier {
 	public void addCached(long[] buffers, long[] bytes) {
 		buffers[buffers.length - 1] += this.cachedBuffers;
 		bytes[bytes.length - 1] += this.cachedBytes;
+	}
+
+	@Override
+	public synchronized void collectCached(Consumer<Block> cached) {
+		this.bySize.values().forEach((blocks) -> blocks.forEach((kept) -> cached.accept(kept.block)));
+	}
+
+	/** Each block held, a segment of its own. */
+	List<Block> blocks() {
+		return List.copyOf(this.blocks);
 	}
 
 	@Override

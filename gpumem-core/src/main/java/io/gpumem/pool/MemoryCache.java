@@ -31,6 +31,11 @@ public interface MemoryCache extends PoolMetric, AutoCloseable {
 		return Optional.empty();
 	}
 
+	/** Every segment with its blocks and what each is doing; empty for a cache that cuts no segments. */
+	default Optional<PoolSnapshot> snapshot() {
+		return Optional.empty();
+	}
+
 	/** Gives back what it caches; what is still lent goes back as it is closed. A second close does nothing. */
 	@Override
 	void close();

@@ -112,10 +112,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return this.ladder;
 	}
 
-	/**
-	 * The bytes a request of {@code bytes} takes: up to 256 KiB its class, above that and up to the top class
-	 * its size, each rounded up to 256 bytes in a segment; above the top class its size.
-	 */
+	/** The bytes a request takes: its class up to 256 KiB, then its size; 256-byte steps up to the top class. */
 	public long blockSize(long bytes) {
 		int classIndex = this.ladder.indexOf(bytes);
 		return (classIndex < 0) ? bytes : Arena.spanSize(this.tiers.blockSize(classIndex, bytes));
@@ -209,11 +206,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return released;
 	}
 
-	/**
-	 * Releases the cached buffers unused for longer than the configured idle time; does nothing when idle
-	 * trimming is off. The maintenance thread calls this on its own.
-	 * @return the bytes released to the allocator
-	 */
+	/** Releases, and answers, the bytes cached unused longer than {@code idle-trim-after}, as the maintenance does. */
 	public long trimIdle() {
 		return this.upkeep.trimIdle();
 	}
@@ -226,6 +219,11 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	@Override
 	public Optional<PoolAdvice> advice() {
 		return Optional.of(PoolAdvisor.advise(this.counters.history(statistics(), this.ladder)));
+	}
+
+	@Override
+	public Optional<PoolSnapshot> snapshot() {
+		return Optional.of(this.tiers.snapshot(this.name, this.upkeep.pendingBlocks()));
 	}
 
 	/** Bytes cached in all tiers: exact when no thread is acquiring or releasing, a recent value otherwise. */

@@ -3,6 +3,7 @@ package io.gpumem.pool;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
+import java.util.function.Consumer;
 
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
@@ -154,6 +155,15 @@ final class Stripe extends StripeState {
 				if (this.stamps[c][slot] <= cutoff) {
 					stamps.add(new long[] { this.stamps[c][slot], stack[slot].size });
 				}
+			}
+		}
+	}
+
+	/** Hands each cached block to {@code cached}; under the stripe's lock. */
+	void collect(Consumer<Block> cached) {
+		for (int c = 0; c < this.classes; c++) {
+			for (int i = 0; i < this.sizes[PAD + c]; i++) {
+				cached.accept(this.stacks[c][(this.bottoms[PAD + c] + i) & (capacity(this.stacks[c]) - 1)]);
 			}
 		}
 	}

@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import java.util.function.Consumer;
+
 /**
  * One place a pool keeps memory ready to lend: the front free lists, the arena's free spans, the large blocks,
  * a shelf. The pool takes from its tiers in order before it allocates, gives a returned block to the tier it
@@ -34,6 +36,10 @@ interface Tier {
 
 	/** Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}. */
 	void addCached(long[] buffers, long[] bytes);
+
+	/** Hands each block it keeps to {@code cached}, under its lock; the arena's free spans are no blocks. */
+	default void collectCached(Consumer<Block> cached) {
+	}
 
 	/** Lets go of everything it keeps and keeps nothing more. */
 	void close();

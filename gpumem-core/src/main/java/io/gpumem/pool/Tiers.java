@@ -2,6 +2,7 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.gpumem.memory.MemoryAllocator;
@@ -238,6 +239,11 @@ final class Tiers {
 	/** Counts the return of a block that goes onto a shelf rather than back through the free lists. */
 	void countReturn(Block block, int home) {
 		this.front.countReturn(block.classIndex, home);
+	}
+
+	/** The pool's memory map ({@link PoolSnapshot}); {@code pending}: the blocks closed after stream work. */
+	PoolSnapshot snapshot(String pool, Set<Block> pending) {
+		return PoolSnapshot.of(pool, reservedBytes(), this.arena, this.large, trimOrder(), pending);
 	}
 
 	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */

@@ -1,8 +1,11 @@
 package io.gpumem.pool;
 
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Queue;
+import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
@@ -95,6 +98,13 @@ final class Upkeep {
 	 */
 	void awaitLeaks(long timeoutMillis) throws InterruptedException {
 		this.leaks.awaitReclaim(this.pool, this.release, timeoutMillis);
+	}
+
+	/** The blocks waiting for their event: closed after stream work that has not completed. */
+	Set<Block> pendingBlocks() {
+		Set<Block> blocks = Collections.newSetFromMap(new IdentityHashMap<>());
+		this.pending.forEach((next) -> blocks.add(next.block));
+		return blocks;
 	}
 
 	/** Bytes of blocks waiting for their event: closed after stream work that has not completed. */

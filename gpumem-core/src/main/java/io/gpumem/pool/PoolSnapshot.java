@@ -1,0 +1,91 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
+import java.util.List;
+import java.util.Set;
+import java.util.function.Function;
+
+/**
+ * Every segment a pool holds with its blocks in address order, and what each block is doing: the pool's memory
+ * map, as PyTorch's memory snapshot draws it. Blocks above the top size class are segments of one block. The
+ * segments' bytes add up to their blocks' bytes, and, while no thread acquires or releases, to
+ * {@code reservedBytes}.
+ *
+ * @param pool the pool's name
+ * @param reservedBytes the bytes the pool held from its allocator when the snapshot was taken
+ * @param segments the segments, the arena's in the order allocated, then the blocks above the top class
+ */
+public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> segments) {
+
+	public PoolSnapshot {
+		segments = List.copyOf(segments);
+	}
+
+	/**
+	 * The map of {@code arena}'s segments, then of each of the {@code large} blocks: a block is cached where one
+	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise.
+	 */
+	static PoolSnapshot of(String pool, long reservedBytes, Arena arena, LargeBlocks large, List<Tier> tiers,
+			Set<Block> pending) {
+		Set<Block> cached = Collections.newSetFromMap(new IdentityHashMap<>());
+		tiers.forEach((tier) -> tier.collectCached(cached::add));
+		Function<Block, BlockView> view = (block) -> new BlockView((block.span != null) ? block.span.offset : 0,
+				block.size, cached.contains(block) ? State.CACHED : pending.contains(block) ? State.PENDING : State.LENT,
+				AcquireSites.frames(block));
+		List<SegmentView> segments = new ArrayList<>(arena.snapshot((span) -> span.free
+				? new BlockView(span.offset, span.size, State.FREE, List.of()) : view.apply(span.block)));
+		large.blocks().forEach((block) -> segments.add(new SegmentView(block.size, List.of(view.apply(block)))));
+		return new PoolSnapshot(pool, reservedBytes, segments);
+	}
+
+	/**
+	 * One allocation from the pool's allocator.
+	 *
+	 * @param bytes its size
+	 * @param blocks its blocks, by offset
+	 */
+	public record SegmentView(long bytes, List<BlockView> blocks) {
+
+		public SegmentView {
+			blocks = List.copyOf(blocks);
+		}
+
+	}
+
+	/**
+	 * One block of a segment.
+	 *
+	 * @param offset where it starts in its segment
+	 * @param bytes its size
+	 * @param state what it is doing
+	 * @param acquiredAt for a lent block whose frames were recorded ({@link FrameRecording}), where it was
+	 * acquired; empty otherwise
+	 */
+	public record BlockView(long offset, long bytes, State state, List<String> acquiredAt) {
+
+		public BlockView {
+			acquiredAt = List.copyOf(acquiredAt);
+		}
+
+	}
+
+	/** What a block is doing. */
+	public enum State {
+
+		/** Lent to a buffer. */
+		LENT,
+
+		/** Closed after stream work that has not completed: lent until it has. */
+		PENDING,
+
+		/** Cached, ready to lend: in a free list, on a shelf, or above the top class. */
+		CACHED,
+
+		/** Free in the arena, to be cut for any class. */
+		FREE
+
+	}
+
+}
