@@ -22,7 +22,7 @@ import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryCache;
-import io.gpumem.pool.PoolAdvice;
+import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pressure.PressureHandler;
@@ -33,7 +33,7 @@ import io.gpumem.pressure.PressureStatistics;
 /**
  * {@code /actuator/gpumem}: the backend, the primary device and its pressure, every device gpumem manages,
  * and every pool's statistics (a device other than the primary names its pools {@code device1.device});
- * a pool's advice on its settings; trims all pools or one, down to a number of cached bytes. Read-only
+ * a pool's advice on its settings and its memory map; trims all pools or one, down to a number of cached bytes. Read-only
  * unless opened with {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every
  * request that follows a fresh allocation.
  */
@@ -99,14 +99,22 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * {@code GET /actuator/gpumem/{pool}/advice}: the settings the pool's recorded use says would have done
-	 * better, each with the figure it predicts; {@code null} (404) for an unknown pool, one that records no
-	 * use (the reduction cache), or another path.
+	 * A detail of one pool: {@code GET /actuator/gpumem/{pool}/advice}, the settings the pool's recorded use
+	 * says would have done better, each with the figure it predicts; {@code /snapshot}, every segment with its
+	 * blocks ({@link PoolSnapshot}). {@code null} (404) for an unknown pool, one without that detail (the
+	 * reduction cache), or another path.
 	 */
 	@ReadOperation
-	public @Nullable PoolAdvice advice(@Selector String pool, @Selector String detail) {
+	public @Nullable Object detail(@Selector String pool, @Selector String detail) {
 		MemoryCache found = this.pools.get(pool);
-		return (found != null && detail.equals("advice")) ? found.advice().orElse(null) : null;
+		if (found == null) {
+			return null;
+		}
+		return switch (detail) {
+			case "advice" -> found.advice().orElse(null);
+			case "snapshot" -> found.snapshot().orElse(null);
+			default -> null;
+		};
 	}
 
 	/**

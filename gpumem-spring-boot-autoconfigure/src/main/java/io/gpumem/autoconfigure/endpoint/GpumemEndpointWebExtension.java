@@ -10,10 +10,9 @@ import org.springframework.boot.actuate.endpoint.web.annotation.EndpointWebExten
 
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.PoolDetail;
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.TrimResult;
-import io.gpumem.pool.PoolAdvice;
 
 /**
- * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads, advice and trims alike (as
+ * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads, details and trims alike (as
  * Boot's caches endpoint).
  */
 @EndpointWebExtension(endpoint = GpumemEndpoint.class)
@@ -31,8 +30,8 @@ public class GpumemEndpointWebExtension {
 	}
 
 	@ReadOperation
-	public WebEndpointResponse<PoolAdvice> advice(@Selector String pool, @Selector String detail) {
-		return found(this.delegate.advice(pool, detail));
+	public WebEndpointResponse<Object> detail(@Selector String pool, @Selector String detail) {
+		return found(this.delegate.detail(pool, detail));
 	}
 
 	@WriteOperation

@@ -149,6 +149,32 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
+	void aPoolsSnapshotMapsItsSegmentsAndBlocksAddingUpToItsReservedBytes() {
+		this.devicePool.trim(0);
+		this.devicePool.warm(64 * 1024, 4);
+		try (PooledBuffer lent = this.devicePool.acquire(1 << 20)) {
+			this.client.get()
+				.uri("/actuator/gpumem/device/snapshot")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.pool").isEqualTo("device")
+				.jsonPath("$.reservedBytes").isEqualTo(this.devicePool.reservedBytes())
+				.jsonPath("$.segments[0].bytes").isEqualTo(2L << 20)
+				.jsonPath("$.segments[0].blocks[0].offset").isEqualTo(0)
+				.jsonPath("$.segments[*].blocks[*].state").value((List<String> states) -> assertThat(states)
+					.contains("LENT", "CACHED"))
+				.jsonPath("$.segments[*].blocks[?(@.state == 'LENT' && @.bytes == 1048576)].acquiredAt[0]")
+				.value((List<String> frames) -> assertThat(frames).singleElement()
+					.asString()
+					.startsWith(getClass().getName() + ".aPoolsSnapshotMapsItsSegmentsAndBlocksAddingUpToItsReservedBytes("));
+		}
+		this.client.get().uri("/actuator/gpumem/reduction/snapshot").exchange().expectStatus().isNotFound();
+		this.client.get().uri("/actuator/gpumem/nope/snapshot").exchange().expectStatus().isNotFound();
+	}
+
+	@Test
 	void anUnknownPoolIsNotFound() {
 		this.client.get().uri("/actuator/gpumem/nope").exchange().expectStatus().isNotFound();
 		this.client.post()
