@@ -8,7 +8,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Predicate;
 
 import io.gpumem.memory.MemoryHolder;
 
@@ -72,12 +71,8 @@ final class AcquireSites {
 
 	/** The acquiring code: the first frames outside gpumem. */
 	private static List<String> frames(StackTraceElement[] stack) {
-		return frames(stack, (frame) -> GPUMEM.computeIfAbsent(frame.getClassName(), AcquireSites::isGpumem));
-	}
-
-	private static List<String> frames(StackTraceElement[] stack, Predicate<StackTraceElement> skipped) {
 		return Arrays.stream(stack)
-			.dropWhile(skipped)
+			.dropWhile((frame) -> GPUMEM.computeIfAbsent(frame.getClassName(), AcquireSites::isGpumem))
 			.limit(FRAMES)
 			.map((frame) -> frame.getClassName() + "." + frame.getMethodName() + "(" + frame.getFileName() + ":"
 					+ frame.getLineNumber() + ")")

@@ -113,14 +113,13 @@ final class Upkeep {
 	}
 
 	/**
-	 * Waits for the work of the blocks closed after a stream so far, in the order they were closed, as long as it
-	 * takes, and gives them back; blocks closed meanwhile are not waited for.
+	 * Gives back the blocks closed after a stream so far, in the order they were closed, each once its work has run
+	 * (closing its event waits for it), as long as that takes; blocks closed meanwhile are not waited for.
 	 * @return whether any came back
 	 */
 	boolean awaitPending() {
 		boolean released = false;
 		for (Pending next : List.copyOf(this.pending)) {
-			settle(next.event);
 			if (this.pending.remove(next)) {
 				giveBackPending(next);
 				released = true;
@@ -177,16 +176,6 @@ final class Upkeep {
 		}
 		catch (GpuDeviceFailedException failed) {
 			return true;
-		}
-	}
-
-	/** Waits until the work before {@code event} has completed, or until its device has failed for good. */
-	private static void settle(GpuEvent event) {
-		try {
-			event.await();
-		}
-		catch (GpuDeviceFailedException failed) {
-			// the work will never run
 		}
 	}
 

@@ -10,7 +10,8 @@ import jdk.jfr.Configuration;
 import jdk.jfr.Recording;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordingFile;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
 
 import io.gpumem.host.HostBackend;
@@ -22,17 +23,22 @@ import io.gpumem.pressure.PressureHandler;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
-/** A flight recording with the JDK's {@code profile} settings holds the pools' and the pressure handler's events. */
+/**
+ * A flight recording with the JDK's {@code default} or {@code profile} settings holds the pools' and the pressure
+ * handler's events.
+ */
 class FlightRecorderEventsTest {
 
-	@Test
-	void aProfileRecordingHoldsMissesTrimsSegmentsOutOfMemoryAndPressure(@TempDir Path directory) throws Exception {
+	@ParameterizedTest
+	@ValueSource(strings = { "default", "profile" })
+	void aRecordingHoldsMissesTrimsSegmentsOutOfMemoryAndPressure(String settings, @TempDir Path directory)
+			throws Exception {
 		HostBackend backend = new HostBackend(16L << 20);
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
 				PoolConfig.builder("recorded").build());
 		PressureHandler pressure = PressureHandler.builder(backend::memoryInfo).build();
 		Path file = directory.resolve("gpumem.jfr");
-		try (Recording recording = new Recording(Configuration.getConfiguration("profile"))) {
+		try (Recording recording = new Recording(Configuration.getConfiguration(settings))) {
 			recording.start();
 			pool.acquire(1 << 20).close();
 			pool.acquire(1 << 20).close();

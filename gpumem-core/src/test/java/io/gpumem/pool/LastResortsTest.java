@@ -29,13 +29,11 @@ class LastResortsTest {
 
 	private static final long EIGHT_MIB = 8L << 20;
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
+	private final Opened opened = new Opened();
 
 	@AfterEach
 	void close() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
+		this.opened.close();
 	}
 
 	@Test
@@ -149,8 +147,7 @@ class LastResortsTest {
 	}
 
 	private <T extends AutoCloseable> T open(T closeable) {
-		this.opened.add(closeable);
-		return closeable;
+		return this.opened.add(closeable);
 	}
 
 }

@@ -25,13 +25,11 @@ class PoolSnapshotTest {
 
 	private static final long MIB = 1L << 20;
 
-	private final List<AutoCloseable> opened = new ArrayList<>();
+	private final Opened opened = new Opened();
 
 	@AfterEach
 	void close() throws Exception {
-		for (int i = this.opened.size() - 1; i >= 0; i--) {
-			this.opened.get(i).close();
-		}
+		this.opened.close();
 	}
 
 	@Test
@@ -106,8 +104,7 @@ class PoolSnapshotTest {
 	}
 
 	private <T extends AutoCloseable> T open(T closeable) {
-		this.opened.add(closeable);
-		return closeable;
+		return this.opened.add(closeable);
 	}
 
 }
