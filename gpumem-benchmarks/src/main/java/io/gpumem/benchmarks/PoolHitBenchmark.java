@@ -24,7 +24,8 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.FrameRecording;
+import io.gpumem.pool.BufferRecording;
+import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
@@ -52,7 +53,7 @@ public class PoolHitBenchmark {
 	public LeakDetection leakDetection;
 
 	@Param({ "LARGE" })
-	public FrameRecording frames;
+	public BufferRecording buffers;
 
 	private MemoryAllocator backend;
 
@@ -70,7 +71,7 @@ public class PoolHitBenchmark {
 		this.pool = new StratifiedMemoryPool(this.backend,
 				PoolConfig.builder("bench")
 					.leakDetection(this.leakDetection)
-					.frameRecording(this.frames)
+					.history(new HistoryConfig(this.buffers, HistoryConfig.DEFAULT_EVENTS))
 					.maxCachedBytes(4L << 30)
 					.build());
 		this.nettyDefault = new PooledByteBufAllocator(true);

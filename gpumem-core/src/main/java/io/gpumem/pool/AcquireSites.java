@@ -10,12 +10,14 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.gpumem.memory.MemoryHolder;
+import io.gpumem.stream.GpuStream;
+import io.gpumem.stream.StreamOrder;
 
 /**
- * Where a pool's lent buffers were acquired, as its {@link FrameRecording} asks: each recording buffer's block
+ * Where a pool's lent buffers were acquired, as its {@link BufferRecording} asks: each recorded buffer's block
  * keeps the stack of its acquire while it is lent (a {@link Throwable}, whose frames are read only when a report
  * needs them: a fraction of a {@link StackWalker} walk's cost), so that the largest holders can be named when an
- * acquire fails.
+ * acquire fails; its acquire and close go into the pool's {@link MemoryHistory}.
  */
 final class AcquireSites {
 
@@ -30,21 +32,30 @@ final class AcquireSites {
 	 */
 	private static final Map<String, Boolean> GPUMEM = new ConcurrentHashMap<>();
 
-	private final FrameRecording recording;
+	private final BufferRecording recording;
+
+	private final MemoryHistory history;
 
 	private final Set<Lend> lent = ConcurrentHashMap.newKeySet();
 
-	AcquireSites(FrameRecording recording) {
+	AcquireSites(BufferRecording recording, MemoryHistory history) {
 		this.recording = recording;
+		this.history = history;
 	}
 
-	/** Keeps where {@code block} is being lent from, while it is, where its size records frames. */
-	void lent(Block block) {
+	/** Records the lend of {@code block} to a buffer of {@code bytes}, and keeps where, while lent, where recorded. */
+	void lent(Block block, long bytes) {
 		if (this.recording.records(block.size)) {
-			Lend lend = new Lend(this.lent, block.size);
+			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current());
 			this.lent.add(lend);
 			block.lend = lend;
+			this.history.acquired(lend);
 		}
+	}
+
+	/** The history the recorded buffers' acquires and closes go into. */
+	MemoryHistory history() {
+		return this.history;
 	}
 
 	/** The {@code count} largest holders by bytes lent, largest first. */
@@ -66,7 +77,12 @@ final class AcquireSites {
 	/** Where the buffer lending {@code block} was acquired, where recorded; empty otherwise. */
 	static List<String> frames(Block block) {
 		Lend lend = block.lend;
-		return (lend != null) ? frames(lend.getStackTrace()) : List.of();
+		return (lend != null) ? frames(lend) : List.of();
+	}
+
+	/** Where a recorded buffer was acquired. */
+	static List<String> frames(Lend lend) {
+		return frames(lend.getStackTrace());
 	}
 
 	/** The acquiring code: the first frames outside gpumem. */
@@ -97,22 +113,38 @@ final class AcquireSites {
 		return (source != null && source.getLocation() != null) ? source.getLocation().toString() : null;
 	}
 
-	/** A recording buffer's lend: the stack of its acquire and its block's bytes, kept while it is lent. */
+	/**
+	 * A recorded buffer's lend: the stack of its acquire, its number in the history, when and on what stream it
+	 * was acquired, and its bytes, kept while it is lent.
+	 */
 	static final class Lend extends Throwable {
 
-		private final transient Set<Lend> lent;
+		private final transient AcquireSites sites;
 
-		private final long bytes;
+		final long buffer;
 
-		Lend(Set<Lend> lent, long bytes) {
+		final long acquiredNanos = System.nanoTime();
+
+		final long requestedBytes;
+
+		final long bytes;
+
+		/** The stream the acquire was ordered on, or null. */
+		final transient GpuStream stream;
+
+		Lend(AcquireSites sites, long requestedBytes, long bytes, GpuStream stream) {
 			super("acquired here", null, false, true);
-			this.lent = lent;
+			this.sites = sites;
+			this.buffer = sites.history.nextBuffer();
+			this.requestedBytes = requestedBytes;
 			this.bytes = bytes;
+			this.stream = stream;
 		}
 
-		/** Called as the buffer is closed or reclaimed. */
-		void returned() {
-			this.lent.remove(this);
+		/** Called as the buffer is closed (after the work on {@code after}, where not null) or reclaimed. */
+		void returned(GpuStream after) {
+			this.sites.lent.remove(this);
+			this.sites.history.closed(this.buffer, this.requestedBytes, this.bytes, after);
 		}
 
 	}

@@ -6,12 +6,13 @@ import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.stream.GpuStream;
 
 /**
  * A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. Nothing on the
  * hit path writes into a block but the leak watcher of a watched lend, which at level {@code simple}
  * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more, and the
- * {@link FrameRecording} of a recorded one (by default 1 MiB or more): such blocks are
+ * {@link BufferRecording} of a recorded one (by default 1 MiB or more): such blocks are
  * {@linkplain #of made} with 128 bytes of padding behind their fields, so that two threads lending
  * two of them never write one cache line. Smaller blocks, written on a sampled lend only (on every lend where
  * every buffer records its frames), stay compact.
@@ -63,11 +64,16 @@ class Block {
 	 * acquired; writes only if it was watched.
 	 */
 	void unwatch() {
+		unwatch(null);
+	}
+
+	/** As {@link #unwatch()}, for a buffer closed after the work on {@code after}. */
+	void unwatch(GpuStream after) {
 		if (this.leak != null) {
 			this.leak = null;
 		}
 		if (this.lend != null) {
-			this.lend.returned();
+			this.lend.returned(after);
 			this.lend = null;
 		}
 	}

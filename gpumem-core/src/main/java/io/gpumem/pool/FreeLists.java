@@ -2,7 +2,7 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 import java.util.function.ToLongFunction;
 
 /**
@@ -160,9 +160,8 @@ final class FreeLists implements Tier {
 		}
 	}
 
-	/** Takes every cached block out to the arena, and caches nothing more. */
 	@Override
-	public void collectCached(Consumer<Block> cached) {
+	public void collectCached(ObjLongConsumer<Block> cached) {
 		for (Stripe stripe : this.stripes) {
 			stripe.lock();
 			try {

@@ -9,7 +9,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
-import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 
 /**
  * A pool's tier of blocks set aside by key ({@link BufferShelf}): a stack per key, the most recently set
@@ -152,8 +152,8 @@ final class KeyedShelf implements BufferShelf, Tier {
 
 	/** Gives everything set aside back to the pool, sets nothing aside any more, and leaves the pool's tiers. */
 	@Override
-	public synchronized void collectCached(Consumer<Block> cached) {
-		this.byKey.values().forEach((kept) -> kept.forEach((each) -> cached.accept(each.block)));
+	public synchronized void collectCached(ObjLongConsumer<Block> cached) {
+		this.byKey.values().forEach((kept) -> kept.forEach((each) -> cached.accept(each.block, each.stamp)));
 	}
 
 	@Override

@@ -7,7 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 
 import io.gpumem.memory.MemoryAllocator;
 
@@ -127,8 +127,8 @@ final class LargeBlocks implements Tier {
 	}
 
 	@Override
-	public synchronized void collectCached(Consumer<Block> cached) {
-		this.bySize.values().forEach((blocks) -> blocks.forEach((kept) -> cached.accept(kept.block)));
+	public synchronized void collectCached(ObjLongConsumer<Block> cached) {
+		this.bySize.values().forEach((blocks) -> blocks.forEach((kept) -> cached.accept(kept.block, kept.stamp)));
 	}
 
 	/** Each block held, a segment of its own. */

@@ -36,13 +36,13 @@ final class LeakWatch {
 
 	/**
 	 * Wraps a block in a buffer for its user, going back to stripe {@code home}, watched as the level
-	 * says and counted where it was acquired as the pool's {@link FrameRecording} says; {@code allocated} tells a
+	 * says and counted where it was acquired as the pool's {@link BufferRecording} says; {@code allocated} tells a
 	 * block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
 			boolean allocated) {
 		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home);
-		this.sites.lent(block);
+		this.sites.lent(block, bytes);
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)
 					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;

@@ -36,6 +36,14 @@ public interface MemoryCache extends PoolMetric, AutoCloseable {
 		return Optional.empty();
 	}
 
+	/**
+	 * The recent events of its bounded history, oldest first: recorded buffers acquired and closed, segments
+	 * allocated and released, trims, failures; empty for a cache that records none.
+	 */
+	default Optional<PoolHistory> history() {
+		return Optional.empty();
+	}
+
 	/** Gives back what it caches; what is still lent goes back as it is closed. A second close does nothing. */
 	@Override
 	void close();

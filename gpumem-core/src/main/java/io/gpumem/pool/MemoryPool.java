@@ -4,6 +4,7 @@ import java.time.Duration;
 
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.stream.GpuStream;
+import io.gpumem.stream.StreamOrder;
 
 /**
  * A pool that lends buffers of one kind of memory: what transfers, scopes, the reduction cache, devices and
@@ -32,7 +33,11 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 	 * allocated for it is ready in that stream's order, with no wait on the host; use the buffer on that
 	 * stream.
 	 */
-	PooledBuffer acquire(long bytes, GpuStream stream);
+	default PooledBuffer acquire(long bytes, GpuStream stream) {
+		try (StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
+			return acquire(bytes);
+		}
+	}
 
 	/** A new shelf where a user of this pool sets closed buffers aside by key, at most {@code maxPerKey} a key. */
 	BufferShelf shelf(int maxPerKey);

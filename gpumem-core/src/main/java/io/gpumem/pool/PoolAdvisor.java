@@ -23,14 +23,14 @@ public final class PoolAdvisor {
 	}
 
 	/** Advice from a pool's record. */
-	public static PoolAdvice advise(PoolHistory history) {
-		return new PoolAdvice(history.pool(), history.requests(), ladder(history), warm(history),
-				maxCached(history));
+	public static PoolAdvice advise(PoolUsage usage) {
+		return new PoolAdvice(usage.pool(), usage.requests(), ladder(usage), warm(usage),
+				maxCached(usage));
 	}
 
-	private static PoolAdvice.Ladder ladder(PoolHistory history) {
-		SizeHistogram sizes = history.requestSizes();
-		List<Long> current = history.classes().stream().map(PoolHistory.ClassUse::classBytes).toList();
+	private static PoolAdvice.Ladder ladder(PoolUsage usage) {
+		SizeHistogram sizes = usage.requestSizes();
+		List<Long> current = usage.classes().stream().map(PoolUsage.ClassUse::classBytes).toList();
 		double lent = 0;
 		for (int b = 0; b < SizeHistogram.BUCKETS; b++) {
 			lent += sizes.bytes(b);
@@ -92,8 +92,8 @@ public final class PoolAdvisor {
 		return held;
 	}
 
-	private static List<PoolAdvice.Warm> warm(PoolHistory history) {
-		return history.classes()
+	private static List<PoolAdvice.Warm> warm(PoolUsage usage) {
+		return usage.classes()
 			.stream()
 			.filter((use) -> use.coldMisses() > 0)
 			.map((use) -> new PoolAdvice.Warm(use.classBytes(), use.peakInUse(), use.misses(), use.coldMisses(),
@@ -102,11 +102,11 @@ public final class PoolAdvisor {
 			.toList();
 	}
 
-	private static PoolAdvice.MaxCached maxCached(PoolHistory history) {
-		long advised = Math.max(MIB, (history.peakReservedBytes() + MIB - 1) / MIB * MIB);
-		double hitRate = (history.requests() > 0) ? (double) history.hits() / history.requests() : 0;
-		return new PoolAdvice.MaxCached(history.maxCachedBytes(), advised, hitRate,
-				history.maxCachedBytes() >= history.peakReservedBytes());
+	private static PoolAdvice.MaxCached maxCached(PoolUsage usage) {
+		long advised = Math.max(MIB, (usage.peakReservedBytes() + MIB - 1) / MIB * MIB);
+		double hitRate = (usage.requests() > 0) ? (double) usage.hits() / usage.requests() : 0;
+		return new PoolAdvice.MaxCached(usage.maxCachedBytes(), advised, hitRate,
+				usage.maxCachedBytes() >= usage.peakReservedBytes());
 	}
 
 }

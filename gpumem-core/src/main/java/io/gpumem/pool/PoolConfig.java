@@ -32,7 +32,7 @@ public final class PoolConfig {
 
 	private final LeakDetection leakDetection;
 
-	private final FrameRecording frameRecording;
+	private final HistoryConfig history;
 
 	private final int stripes;
 
@@ -48,7 +48,7 @@ public final class PoolConfig {
 		this.oomRetries = builder.oomRetries;
 		this.maxWait = builder.maxWait;
 		this.leakDetection = builder.leakDetection;
-		this.frameRecording = builder.frameRecording;
+		this.history = builder.history;
 		this.stripes = builder.stripes;
 		this.segmentBytes = builder.segmentBytes;
 		this.warm.forEach((size, count) -> requireClass("warm", size, count));
@@ -103,9 +103,9 @@ public final class PoolConfig {
 		return this.leakDetection;
 	}
 
-	/** Which buffers record where they were acquired: those of 1 MiB or more by default. */
-	public FrameRecording frameRecording() {
-		return this.frameRecording;
+	/** What the pool's history keeps: by default buffers of 1 MiB or more, and the last 4096 events. */
+	public HistoryConfig history() {
+		return this.history;
 	}
 
 	/** Number of free-list stripes, a power of two. */
@@ -152,7 +152,7 @@ public final class PoolConfig {
 
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
-		private FrameRecording frameRecording = FrameRecording.LARGE;
+		private HistoryConfig history = HistoryConfig.DEFAULT;
 
 		private int stripes = defaultStripes();
 
@@ -254,8 +254,8 @@ public final class PoolConfig {
 			return this;
 		}
 
-		public Builder frameRecording(FrameRecording recording) {
-			this.frameRecording = Objects.requireNonNull(recording, "frame recording");
+		public Builder history(HistoryConfig history) {
+			this.history = Objects.requireNonNull(history, "history");
 			return this;
 		}
 

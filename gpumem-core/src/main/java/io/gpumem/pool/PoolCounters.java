@@ -212,18 +212,18 @@ final class PoolCounters {
 	}
 
 	/** What the pool recorded of its use, for {@link PoolAdvisor}: these counts with the statistics' totals. */
-	PoolHistory history(PoolStatistics statistics, SizeClassLadder ladder) {
+	PoolUsage usage(PoolStatistics statistics, SizeClassLadder ladder) {
 		long[] counts = new long[SizeHistogram.BUCKETS];
 		long[] bytes = new long[SizeHistogram.BUCKETS];
 		for (Cell cell : this.cells) {
 			cell.addSizes(counts, bytes);
 		}
-		List<PoolHistory.ClassUse> uses = new ArrayList<>(this.classes);
+		List<PoolUsage.ClassUse> uses = new ArrayList<>(this.classes);
 		for (int c = 0; c < this.classes; c++) {
-			uses.add(new PoolHistory.ClassUse(ladder.size(c), this.misses.get(c), this.coldMisses.get(c),
+			uses.add(new PoolUsage.ClassUse(ladder.size(c), this.misses.get(c), this.coldMisses.get(c),
 					this.peakBuffers.get(c)));
 		}
-		return new PoolHistory(statistics.name(), new SizeHistogram(counts, bytes), uses, statistics.requests(),
+		return new PoolUsage(statistics.name(), new SizeHistogram(counts, bytes), uses, statistics.requests(),
 				statistics.hits(), statistics.maxCachedBytes(), statistics.peakReservedBytes());
 	}
 

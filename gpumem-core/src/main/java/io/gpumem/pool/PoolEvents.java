@@ -8,9 +8,6 @@ import jdk.jfr.Label;
 import jdk.jfr.Name;
 import jdk.jfr.StackTrace;
 
-import io.gpumem.allocator.AllocatorDecorator;
-import io.gpumem.memory.Allocation;
-import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.observation.MemoryObserver;
 
 /**
@@ -23,35 +20,14 @@ final class PoolEvents {
 	private PoolEvents() {
 	}
 
-	/** {@code allocator}, recording each allocation and free of pool {@code pool}. */
-	static MemoryAllocator recorded(String pool, MemoryAllocator allocator) {
-		return new AllocatorDecorator(allocator) {
-
-			@Override
-			public Allocation allocate(long bytes) {
-				Allocation allocation = super.allocate(bytes);
-				SegmentAllocated event = new SegmentAllocated();
-				if (event.shouldCommit()) {
-					event.pool = pool;
-					event.bytes = bytes;
-					event.commit();
-				}
-				return allocation;
-			}
-
-			@Override
-			public void free(Allocation allocation) {
-				long bytes = allocation.size();
-				super.free(allocation);
-				SegmentReleased event = new SegmentReleased();
-				if (event.shouldCommit()) {
-					event.pool = pool;
-					event.bytes = bytes;
-					event.commit();
-				}
-			}
-
-		};
+	/** Records a segment of {@code bytes} that {@code pool} allocated from, or freed to, its allocator. */
+	static void segment(String pool, long bytes, boolean allocated) {
+		SegmentEvent event = allocated ? new SegmentAllocated() : new SegmentReleased();
+		if (event.shouldCommit()) {
+			event.pool = pool;
+			event.bytes = bytes;
+			event.commit();
+		}
 	}
 
 	/** A miss's event, its duration begun. */
@@ -84,14 +60,8 @@ final class PoolEvents {
 		}
 	}
 
-	/**
-	 * Records a trim of {@code pool} down to {@code keepBytes} that released {@code releasedBytes}, if it released
-	 * anything: the out-of-memory path and the idle trim try often, mostly in vain.
-	 */
+	/** Records a trim of {@code pool} down to {@code keepBytes} that released {@code releasedBytes}. */
 	static void trimmed(String pool, long keepBytes, long releasedBytes, boolean idle) {
-		if (releasedBytes == 0) {
-			return;
-		}
 		Trim event = new Trim();
 		if (event.shouldCommit()) {
 			event.pool = pool;
@@ -171,12 +141,8 @@ final class PoolEvents {
 
 	}
 
-	/** A block the pool allocated from its allocator: a segment, or a block above its top class. */
-	@Name("io.gpumem.SegmentAllocated")
-	@Label("Segment Allocated")
-	@Category(MemoryObserver.JFR_CATEGORY)
-	@StackTrace(false)
-	static final class SegmentAllocated extends Event {
+	/** A block the pool allocated from its allocator, or gave back to it. */
+	abstract static class SegmentEvent extends Event {
 
 		@Label("Pool")
 		String pool;
@@ -187,20 +153,20 @@ final class PoolEvents {
 
 	}
 
+	/** A block the pool allocated from its allocator: a segment, or a block above its top class. */
+	@Name("io.gpumem.SegmentAllocated")
+	@Label("Segment Allocated")
+	@Category(MemoryObserver.JFR_CATEGORY)
+	@StackTrace(false)
+	static final class SegmentAllocated extends SegmentEvent {
+	}
+
 	/** A block the pool gave back to its allocator. */
 	@Name("io.gpumem.SegmentReleased")
 	@Label("Segment Released")
 	@Category(MemoryObserver.JFR_CATEGORY)
 	@StackTrace(false)
-	static final class SegmentReleased extends Event {
-
-		@Label("Pool")
-		String pool;
-
-		@Label("Bytes")
-		@DataAmount
-		long bytes;
-
+	static final class SegmentReleased extends SegmentEvent {
 	}
 
 }

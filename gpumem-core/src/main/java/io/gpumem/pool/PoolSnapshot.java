@@ -1,10 +1,9 @@
 package io.gpumem.pool;
 
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.function.Function;
 
 /**
@@ -28,16 +27,37 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise.
 	 */
 	static PoolSnapshot of(String pool, long reservedBytes, Arena arena, LargeBlocks large, List<Tier> tiers,
-			Set<Block> pending) {
-		Set<Block> cached = Collections.newSetFromMap(new IdentityHashMap<>());
-		tiers.forEach((tier) -> tier.collectCached(cached::add));
-		Function<Block, BlockView> view = (block) -> new BlockView((block.span != null) ? block.span.offset : 0,
-				block.size, cached.contains(block) ? State.CACHED : pending.contains(block) ? State.PENDING : State.LENT,
-				AcquireSites.frames(block));
+			Map<Block, Upkeep.Pending> pending) {
+		long now = System.nanoTime();
+		Map<Block, Long> cached = new IdentityHashMap<>();
+		tiers.forEach((tier) -> tier.collectCached(cached::put));
+		Function<Block, BlockView> view = (block) -> view(block, now, cached.get(block), pending.get(block));
 		List<SegmentView> segments = new ArrayList<>(arena.snapshot((span) -> span.free
-				? new BlockView(span.offset, span.size, State.FREE, List.of()) : view.apply(span.block)));
+				? new BlockView(span.offset, span.size, State.FREE, -1, null, List.of()) : view.apply(span.block)));
 		large.blocks().forEach((block) -> segments.add(new SegmentView(block.size, List.of(view.apply(block)))));
 		return new PoolSnapshot(pool, reservedBytes, segments);
+	}
+
+	/** A block cached at {@code cachedAt}, or waiting on stream work, or else lent, as seen {@code now}. */
+	private static BlockView view(Block block, long now, Long cachedAt, Upkeep.Pending waiting) {
+		long offset = (block.span != null) ? block.span.offset : 0;
+		if (cachedAt != null) {
+			return new BlockView(offset, block.size, State.CACHED, millis(now - cachedAt), null, List.of());
+		}
+		if (waiting != null) {
+			return new BlockView(offset, block.size, State.PENDING, millis(now - waiting.closedNanos()),
+					String.valueOf(waiting.stream()), List.of());
+		}
+		AcquireSites.Lend lend = block.lend;
+		if (lend == null) {
+			return new BlockView(offset, block.size, State.LENT, -1, null, List.of());
+		}
+		return new BlockView(offset, block.size, State.LENT, millis(now - lend.acquiredNanos),
+				(lend.stream != null) ? lend.stream.toString() : null, AcquireSites.frames(lend));
+	}
+
+	private static long millis(long nanos) {
+		return Math.max(0, nanos / 1_000_000);
 	}
 
 	/**
@@ -60,10 +80,15 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	 * @param offset where it starts in its segment
 	 * @param bytes its size
 	 * @param state what it is doing
-	 * @param acquiredAt for a lent block whose frames were recorded ({@link FrameRecording}), where it was
+	 * @param ageMillis how long it has been doing it: since it was acquired (a recorded lent block), closed (a
+	 * pending one) or cached; -1 where not known (free spans, lent blocks not recorded)
+	 * @param stream for a pending block, the stream whose work it waits for; for a recorded lent block, the
+	 * stream it was acquired on, if any; null otherwise
+	 * @param acquiredAt for a lent block whose frames were recorded ({@link BufferRecording}), where it was
 	 * acquired; empty otherwise
 	 */
-	public record BlockView(long offset, long bytes, State state, List<String> acquiredAt) {
+	public record BlockView(long offset, long bytes, State state, long ageMillis, String stream,
+			List<String> acquiredAt) {
 
 		public BlockView {
 			acquiredAt = List.copyOf(acquiredAt);

@@ -97,8 +97,8 @@ public final class PooledBuffer extends GpuBuffer {
 		}
 		Block released = this.block;
 		this.block = null;
-		released.unwatch();
-		this.pool.releaseAfter(released, this.stripe, event);
+		released.unwatch(stream);
+		this.pool.releaseAfter(released, this.stripe, stream, event);
 		Reference.reachabilityFence(this);
 	}
 

@@ -153,11 +153,11 @@ final class Reservation {
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}
+		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal[0]);
+		this.sites.history().outOfMemory(size, failure.getMessage());
 		for (PoolListener listener : this.listeners) {
 			tell(listener, diagnostic);
 		}
-		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal[0]);
-		PoolEvents.outOfMemory(this.pool.name(), size, failure.getMessage());
 		throw failure;
 	}
 

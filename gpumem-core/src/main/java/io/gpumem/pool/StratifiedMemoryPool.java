@@ -14,7 +14,6 @@ import io.gpumem.memory.MemoryKind;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
-import io.gpumem.stream.StreamOrder;
 
 /**
  * A pool of buffers over any {@link MemoryAllocator}, lending in size classes the memory it holds in segments.
@@ -58,6 +57,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private final DeviceHealth health;
 
+	private final MemoryHistory history;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
 	/**
@@ -71,10 +72,11 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.ladder = config.sizeClasses();
 		this.maxWait = config.maxWait();
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
-		this.tiers = new Tiers(PoolEvents.recorded(this.name, allocator), config, this.counters);
-		AcquireSites sites = new AcquireSites(config.frameRecording());
+		this.history = new MemoryHistory(this.name, config.history().events());
+		this.tiers = new Tiers(this.history.recording(allocator), config, this.counters);
+		AcquireSites sites = new AcquireSites(config.history().buffers(), this.history);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
-		this.upkeep = new Upkeep(this.name, this.leaks, this::release, this.tiers,
+		this.upkeep = new Upkeep(this.history, this.name, this.leaks, this::release, this.tiers,
 				(config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0);
 		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters, sites);
 		long start = System.nanoTime();
@@ -150,13 +152,6 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return this.leaks.lend(this, block, bytes, thread, home, allocated);
 	}
 
-	@Override
-	public PooledBuffer acquire(long bytes, GpuStream stream) {
-		try (StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
-			return acquire(bytes, this.maxWait);
-		}
-	}
-
 	/**
 	 * Allocates buffers into the class of exactly {@code classSize} bytes, as far as the caps allow.
 	 * @return how many buffers were added
@@ -202,7 +197,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		checkOpen();
 		this.upkeep.takeBack();
 		long released = this.tiers.trim(keepBytes, 0);
-		PoolEvents.trimmed(this.name, keepBytes, released, false);
+		this.history.trimmed(keepBytes, released, false);
 		return released;
 	}
 
@@ -218,12 +213,17 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public Optional<PoolAdvice> advice() {
-		return Optional.of(PoolAdvisor.advise(this.counters.history(statistics(), this.ladder)));
+		return Optional.of(PoolAdvisor.advise(this.counters.usage(statistics(), this.ladder)));
 	}
 
 	@Override
 	public Optional<PoolSnapshot> snapshot() {
 		return Optional.of(this.tiers.snapshot(this.name, this.upkeep.pendingBlocks()));
+	}
+
+	@Override
+	public Optional<PoolHistory> history() {
+		return Optional.of(new PoolHistory(this.name, this.history.events()));
 	}
 
 	/** Bytes cached in all tiers: exact when no thread is acquiring or releasing, a recent value otherwise. */
@@ -279,8 +279,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	}
 
 	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
-	void releaseAfter(Block block, int stripe, GpuEvent event) {
-		this.upkeep.afterEvent(block, stripe, event);
+	void releaseAfter(Block block, int stripe, GpuStream stream, GpuEvent event) {
+		this.upkeep.afterEvent(block, stripe, stream, event);
 	}
 
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */

@@ -3,7 +3,7 @@ package io.gpumem.pool;
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.List;
-import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
@@ -159,11 +159,12 @@ final class Stripe extends StripeState {
 		}
 	}
 
-	/** Hands each cached block to {@code cached}; under the stripe's lock. */
-	void collect(Consumer<Block> cached) {
+	/** Hands each cached block to {@code cached} with its stamp; under the stripe's lock. */
+	void collect(ObjLongConsumer<Block> cached) {
 		for (int c = 0; c < this.classes; c++) {
 			for (int i = 0; i < this.sizes[PAD + c]; i++) {
-				cached.accept(this.stacks[c][(this.bottoms[PAD + c] + i) & (capacity(this.stacks[c]) - 1)]);
+				int slot = (this.bottoms[PAD + c] + i) & (capacity(this.stacks[c]) - 1);
+				cached.accept(this.stacks[c][slot], this.stamps[c][slot]);
 			}
 		}
 	}

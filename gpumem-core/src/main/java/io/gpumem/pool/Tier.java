@@ -1,6 +1,6 @@
 package io.gpumem.pool;
 
-import java.util.function.Consumer;
+import java.util.function.ObjLongConsumer;
 
 /**
  * One place a pool keeps memory ready to lend: the front free lists, the arena's free spans, the large blocks,
@@ -37,8 +37,11 @@ interface Tier {
 	/** Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}. */
 	void addCached(long[] buffers, long[] bytes);
 
-	/** Hands each block it keeps to {@code cached}, under its lock; the arena's free spans are no blocks. */
-	default void collectCached(Consumer<Block> cached) {
+	/**
+	 * Hands each block it keeps to {@code cached} with the stamp it was kept at, under its lock; the arena's free
+	 * spans are no blocks.
+	 */
+	default void collectCached(ObjLongConsumer<Block> cached) {
 	}
 
 	/** Lets go of everything it keeps and keeps nothing more. */

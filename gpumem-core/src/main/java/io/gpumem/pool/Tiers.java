@@ -2,7 +2,7 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Set;
+import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.gpumem.memory.MemoryAllocator;
@@ -242,7 +242,7 @@ final class Tiers {
 	}
 
 	/** The pool's memory map ({@link PoolSnapshot}); {@code pending}: the blocks closed after stream work. */
-	PoolSnapshot snapshot(String pool, Set<Block> pending) {
+	PoolSnapshot snapshot(String pool, Map<Block, Upkeep.Pending> pending) {
 		return PoolSnapshot.of(pool, reservedBytes(), this.arena, this.large, trimOrder(), pending);
 	}
 

@@ -1,17 +1,17 @@
 package io.gpumem.pool;
 
-import java.util.Collections;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Map;
 import java.util.Queue;
-import java.util.Set;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
 
 /**
  * What comes back to a pool other than by a close, and what it gives back other than by a trim. Blocks of
@@ -23,6 +23,8 @@ import io.gpumem.stream.GpuEvent;
 final class Upkeep {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+
+	private final MemoryHistory history;
 
 	private final String pool;
 
@@ -43,10 +45,11 @@ final class Upkeep {
 	private volatile boolean closed;
 
 	/**
-	 * The upkeep of {@code pool}, whose late blocks go back through {@code release} and whose {@code tiers}
+	 * The upkeep of {@code pool}, told in its {@code history}, whose late blocks go back through {@code release} and whose {@code tiers}
 	 * let go of what they kept {@code idleTrimNanos} (0 for never); its maintenance runs until {@link #close()}.
 	 */
-	Upkeep(String pool, LeakWatch leaks, Release release, Tiers tiers, long idleTrimNanos) {
+	Upkeep(MemoryHistory history, String pool, LeakWatch leaks, Release release, Tiers tiers, long idleTrimNanos) {
+		this.history = history;
 		this.pool = pool;
 		this.leaks = leaks;
 		this.release = release;
@@ -59,13 +62,14 @@ final class Upkeep {
 	 * Gives the block back once {@code event} has completed: at once if it has, and once the pool is closed,
 	 * when nothing will look again, after waiting for it.
 	 */
-	void afterEvent(Block block, int stripe, GpuEvent event) {
+	void afterEvent(Block block, int stripe, GpuStream stream, GpuEvent event) {
+		Pending waiting = new Pending(block, stripe, stream, event, System.nanoTime());
 		if (settled(event) || this.closed) {
-			giveBack(new Pending(block, stripe, event));
+			giveBack(waiting);
 			return;
 		}
 		this.pendingBytes.addAndGet(block.size);
-		this.pending.add(new Pending(block, stripe, event));
+		this.pending.add(waiting);
 		if (this.closed) {
 			giveBackAll();
 		}
@@ -100,10 +104,10 @@ final class Upkeep {
 		this.leaks.awaitReclaim(this.pool, this.release, timeoutMillis);
 	}
 
-	/** The blocks waiting for their event: closed after stream work that has not completed. */
-	Set<Block> pendingBlocks() {
-		Set<Block> blocks = Collections.newSetFromMap(new IdentityHashMap<>());
-		this.pending.forEach((next) -> blocks.add(next.block));
+	/** The blocks waiting for their event, closed after stream work that has not completed, each with its wait. */
+	Map<Block, Pending> pendingBlocks() {
+		Map<Block, Pending> blocks = new IdentityHashMap<>();
+		this.pending.forEach((next) -> blocks.put(next.block, next));
 		return blocks;
 	}
 
@@ -137,7 +141,7 @@ final class Upkeep {
 			return 0;
 		}
 		long released = this.tiers.trim(0, this.idleTrimNanos);
-		PoolEvents.trimmed(this.pool, 0, released, true);
+		this.history.trimmed(0, released, true);
 		return released;
 	}
 
@@ -190,7 +194,8 @@ final class Upkeep {
 		}
 	}
 
-	private record Pending(Block block, int stripe, GpuEvent event) {
+	/** A block closed after the work on {@code stream} at {@code closedNanos}, until {@code event} completes. */
+	record Pending(Block block, int stripe, GpuStream stream, GpuEvent event, long closedNanos) {
 	}
 
 }

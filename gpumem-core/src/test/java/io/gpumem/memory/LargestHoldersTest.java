@@ -8,7 +8,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.host.HostBackend;
-import io.gpumem.pool.FrameRecording;
+import io.gpumem.pool.BufferRecording;
+import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.OutOfMemoryObserver;
 import io.gpumem.pool.PoolConfig;
@@ -41,7 +42,7 @@ class LargestHoldersTest {
 
 	@Test
 	void theFailureNamesTheLargestHoldersByAcquiringCodeAndTheObserversHearItFirst() {
-		this.pool = pool(FrameRecording.LARGE);
+		this.pool = pool(BufferRecording.LARGE);
 		AtomicReference<OutOfMemoryDiagnostic> observed = new AtomicReference<>();
 		this.pool.addListener((OutOfMemoryObserver) (pool, report) -> observed.set(report));
 		holdThreeOfEight();
@@ -69,21 +70,21 @@ class LargestHoldersTest {
 
 	@Test
 	void everyBufferRecordsAtAllAndNoneAtOff() {
-		this.pool = pool(FrameRecording.ALL);
+		this.pool = pool(BufferRecording.ALL);
 		this.held.add(this.pool.acquire(4096));
 		assertThat(catchFailure(128 * MIB).diagnostic().holders()).singleElement()
 			.satisfies((holder) -> assertThat(holder.bytes()).isEqualTo(4096));
 		this.held.forEach(PooledBuffer::close);
 		this.held.clear();
 		this.pool.close();
-		this.pool = pool(FrameRecording.OFF);
+		this.pool = pool(BufferRecording.OFF);
 		this.held.add(this.pool.acquire(32 * MIB));
 		assertThat(catchFailure(40 * MIB).diagnostic().holders()).isEmpty();
 	}
 
 	@Test
 	void anObserverNeitherStopsThePoolFreeingItsCacheNorHidesTheFailure() {
-		this.pool = pool(FrameRecording.LARGE);
+		this.pool = pool(BufferRecording.LARGE);
 		this.pool.addListener((OutOfMemoryObserver) (pool, report) -> {
 			throw new IllegalStateException("the observer broke");
 		});
@@ -108,9 +109,9 @@ class LargestHoldersTest {
 		return catchThrowableOfType(GpuOutOfMemoryException.class, () -> this.pool.acquire(bytes));
 	}
 
-	private StratifiedMemoryPool pool(FrameRecording recording) {
+	private StratifiedMemoryPool pool(BufferRecording recording) {
 		return new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE), PoolConfig.builder("sites")
-			.frameRecording(recording)
+			.history(new HistoryConfig(recording, HistoryConfig.DEFAULT_EVENTS))
 			.leakDetection(LeakDetection.DISABLED)
 			.build());
 	}

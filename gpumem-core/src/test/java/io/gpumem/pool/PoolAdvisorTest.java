@@ -20,7 +20,7 @@ class PoolAdvisorTest {
 
 	@Test
 	void aSizeBetweenTwoClassesGetsAClassOfItsOwn() {
-		PoolAdvice advice = PoolAdvisor.advise(history(Map.of(3000L, 1000L, 4096L, 1000L), LADDER, List.of()));
+		PoolAdvice advice = PoolAdvisor.advise(usage(Map.of(3000L, 1000L, 4096L, 1000L), LADDER, List.of()));
 		assertThat(advice.ladder().added()).containsExactly(3072L);
 		assertThat(advice.ladder().advised()).containsExactly(256L, 1024L, 3072L, 4096L, 16384L, 65536L, 262144L,
 				1048576L);
@@ -31,7 +31,7 @@ class PoolAdvisorTest {
 	@Test
 	void sizesOnTheClassesOrCutToSizeNeedNoNewClass() {
 		PoolAdvice advice = PoolAdvisor.advise(
-				history(Map.of(4096L, 500L, 65536L, 20L, 300_000L, 10L, 100L << 20, 1L), LADDER, List.of()));
+				usage(Map.of(4096L, 500L, 65536L, 20L, 300_000L, 10L, 100L << 20, 1L), LADDER, List.of()));
 		// 300 000 B is cut from the segments to 300 032 (256 B aligned); 100 MiB is above the top class
 		assertThat(advice.ladder().added()).isEmpty();
 		assertThat(advice.ladder().advised()).isEqualTo(LADDER);
@@ -43,26 +43,26 @@ class PoolAdvisorTest {
 
 	@Test
 	void aSmallSavingAddsNoClass() {
-		PoolAdvice advice = PoolAdvisor.advise(history(Map.of(3000L, 1L, 65536L, 10_000L), LADDER, List.of()));
+		PoolAdvice advice = PoolAdvisor.advise(usage(Map.of(3000L, 1L, 65536L, 10_000L), LADDER, List.of()));
 		assertThat(advice.ladder().added()).as("1 096 bytes saved of 655 M lent").isEmpty();
 	}
 
 	@Test
 	void aWarmUpOfThePeakUseServesTheColdMissesOnly() {
-		List<PoolHistory.ClassUse> uses = List.of(new PoolHistory.ClassUse(4096, 12, 10, 10),
-				new PoolHistory.ClassUse(65536, 40, 30, 25), new PoolHistory.ClassUse(1024, 3, 0, 2));
-		PoolAdvice advice = PoolAdvisor.advise(history(Map.of(4096L, 100L), LADDER, uses));
+		List<PoolUsage.ClassUse> uses = List.of(new PoolUsage.ClassUse(4096, 12, 10, 10),
+				new PoolUsage.ClassUse(65536, 40, 30, 25), new PoolUsage.ClassUse(1024, 3, 0, 2));
+		PoolAdvice advice = PoolAdvisor.advise(usage(Map.of(4096L, 100L), LADDER, uses));
 		assertThat(advice.warm()).containsExactly(new PoolAdvice.Warm(65536, 25, 40, 30, 10),
 				new PoolAdvice.Warm(4096, 10, 12, 10, 2));
 	}
 
 	@Test
 	void theCapAdvisedIsThePeakReservedWhichKeepsTheHitRateWhenTheCapWasAbove() {
-		PoolHistory history = new PoolHistory("device", SizeHistogram.of(Map.of(4096L, 10L)), uses(LADDER), 100, 90,
+		PoolUsage usage = new PoolUsage("device", SizeHistogram.of(Map.of(4096L, 10L)), uses(LADDER), 100, 90,
 				512L << 20, (40L << 20) + 1);
-		assertThat(PoolAdvisor.advise(history).maxCached())
+		assertThat(PoolAdvisor.advise(usage).maxCached())
 			.isEqualTo(new PoolAdvice.MaxCached(512L << 20, 41L << 20, 0.9, true));
-		PoolHistory capped = new PoolHistory("device", history.requestSizes(), history.classes(), 100, 90, 8L << 20,
+		PoolUsage capped = new PoolUsage("device", usage.requestSizes(), usage.classes(), 100, 90, 8L << 20,
 				40L << 20);
 		assertThat(PoolAdvisor.advise(capped).maxCached().keepsHitRate()).isFalse();
 	}
@@ -116,13 +116,13 @@ class PoolAdvisorTest {
 		}
 	}
 
-	private static PoolHistory history(Map<Long, Long> sizes, List<Long> ladder, List<PoolHistory.ClassUse> uses) {
-		return new PoolHistory("device", SizeHistogram.of(sizes), uses.isEmpty() ? uses(ladder) : uses, 0, 0,
+	private static PoolUsage usage(Map<Long, Long> sizes, List<Long> ladder, List<PoolUsage.ClassUse> uses) {
+		return new PoolUsage("device", SizeHistogram.of(sizes), uses.isEmpty() ? uses(ladder) : uses, 0, 0,
 				Long.MAX_VALUE, 0);
 	}
 
-	private static List<PoolHistory.ClassUse> uses(List<Long> ladder) {
-		return ladder.stream().map((size) -> new PoolHistory.ClassUse(size, 0, 0, 0)).toList();
+	private static List<PoolUsage.ClassUse> uses(List<Long> ladder) {
+		return ladder.stream().map((size) -> new PoolUsage.ClassUse(size, 0, 0, 0)).toList();
 	}
 
 }

@@ -16,6 +16,7 @@ import io.gpumem.memory.MemoryKind;
 import io.gpumem.stream.GpuStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * A pool's memory map: every segment with its blocks in address order, lent, closed after stream work, cached
@@ -39,7 +40,7 @@ class PoolSnapshotTest {
 		List<PooledBuffer> lent = lendEveryKind(pool);
 		ManualStream stream = new ManualStream();
 		pool.acquire(512 << 10).closeAfter(stream);
-		checkMap(pool, EnumSet.allOf(PoolSnapshot.State.class));
+		checkMap(pool, EnumSet.allOf(PoolSnapshot.State.class), stream);
 		stream.finish();
 		lent.forEach(PooledBuffer::close);
 		pool.trim(0);
@@ -55,7 +56,7 @@ class PoolSnapshotTest {
 		PooledBuffer busy = pool.acquire(512 << 10);
 		stream.fill(busy, 0, 512 << 10, (byte) 1);
 		busy.closeAfter(stream);
-		checkMap(pool, EnumSet.allOf(PoolSnapshot.State.class));
+		checkMap(pool, EnumSet.allOf(PoolSnapshot.State.class), stream);
 		lent.forEach(PooledBuffer::close);
 	}
 
@@ -68,7 +69,7 @@ class PoolSnapshotTest {
 		return new ArrayList<>(List.of(pool.acquire(4096), pool.acquire(MIB), pool.acquire(65 * MIB)));
 	}
 
-	private static void checkMap(StratifiedMemoryPool pool, Set<PoolSnapshot.State> states) {
+	private static void checkMap(StratifiedMemoryPool pool, Set<PoolSnapshot.State> states, GpuStream stream) {
 		PoolSnapshot snapshot = pool.snapshot().orElseThrow();
 		assertThat(snapshot.pool()).isEqualTo("mapped");
 		assertThat(snapshot.segments().stream().mapToLong(PoolSnapshot.SegmentView::bytes).sum())
@@ -93,7 +94,22 @@ class PoolSnapshotTest {
 				.startsWith(PoolSnapshotTest.class.getName() + ".lendEveryKind("));
 		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == 4096)
 			.singleElement()
-			.satisfies((block) -> assertThat(block.acquiredAt()).as("small buffers record no frames").isEmpty());
+			.satisfies((block) -> {
+				assertThat(block.acquiredAt()).as("small buffers record no frames").isEmpty();
+				assertThat(block.ageMillis()).as("nor when they were acquired").isEqualTo(-1);
+			});
+		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == MIB)
+			.extracting(PoolSnapshot.BlockView::ageMillis)
+			.allSatisfy((age) -> assertThat(age).isNotNegative());
+		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.CACHED)
+			.extracting(PoolSnapshot.BlockView::ageMillis)
+			.allSatisfy((age) -> assertThat(age).as("cached since").isNotNegative());
+		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.PENDING)
+			.singleElement()
+			.satisfies((block) -> assertThat(block.stream()).as("the stream it waits on").isEqualTo(stream.toString()));
+		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.FREE)
+			.extracting(PoolSnapshot.BlockView::ageMillis, PoolSnapshot.BlockView::stream)
+			.containsOnly(tuple(-1L, null));
 		assertThat(blocks).filteredOn((block) -> block.bytes() == 65 * MIB)
 			.extracting(PoolSnapshot.BlockView::state)
 			.containsExactly(PoolSnapshot.State.LENT);

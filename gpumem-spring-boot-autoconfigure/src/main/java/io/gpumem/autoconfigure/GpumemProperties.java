@@ -11,7 +11,7 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 import io.gpumem.backend.BackendType;
-import io.gpumem.pool.FrameRecording;
+import io.gpumem.pool.BufferRecording;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolPreset;
 
@@ -469,10 +469,17 @@ public class GpumemProperties {
 	public static class History {
 
 		/**
-		 * Which buffers record where they were acquired (a few frames): large (1MB or more), all, or off. An
-		 * out-of-memory failure names the largest holders by the code that acquired them.
+		 * Which buffers the history records, their acquire and close with where they were acquired (a few frames):
+		 * large (1MB or more), all, or off. An out-of-memory failure and the snapshot name the code holding them;
+		 * record all for a log to replay.
 		 */
-		private FrameRecording frames = FrameRecording.LARGE;
+		private BufferRecording buffers = BufferRecording.LARGE;
+
+		/**
+		 * How many events each pool's history keeps, the most recent: recorded buffers acquired and closed,
+		 * segments allocated and released, trims, out-of-memory failures; 0 keeps none.
+		 */
+		private int events = 4096;
 
 		/**
 		 * A directory to write a JSON report of every out-of-memory failure to (the failure, its largest holders
@@ -480,12 +487,20 @@ public class GpumemProperties {
 		 */
 		private Path oomDumpDir;
 
-		public FrameRecording getFrames() {
-			return this.frames;
+		public BufferRecording getBuffers() {
+			return this.buffers;
 		}
 
-		public void setFrames(FrameRecording frames) {
-			this.frames = frames;
+		public void setBuffers(BufferRecording buffers) {
+			this.buffers = buffers;
+		}
+
+		public int getEvents() {
+			return this.events;
+		}
+
+		public void setEvents(int events) {
+			this.events = events;
 		}
 
 		public Path getOomDumpDir() {

@@ -6,6 +6,7 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.core.env.Environment;
 import org.springframework.util.unit.DataSize;
 
+import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
 
@@ -24,11 +25,13 @@ final class PoolConfigs {
 	static PoolConfig from(String name, String prefix, GpumemProperties.Pool pool, PoolPreset preset,
 			GpumemProperties properties, List<GpumemPoolCustomizer> customizers, Environment environment) {
 		return InvalidProperties.named((setting) -> setting.equals("oom-retries") ? "gpumem.pressure.oom-retries"
-				: InvalidProperties.sizeKeyed(environment, prefix + "." + setting), () -> {
+				: setting.startsWith("history.") ? "gpumem." + setting
+						: InvalidProperties.sizeKeyed(environment, prefix + "." + setting), () -> {
 					PoolConfig.Builder builder = PoolConfig.builder(name)
 						.preset(preset)
 						.leakDetection(properties.getLeakDetection())
-						.frameRecording(properties.getHistory().getFrames())
+						.history(new HistoryConfig(properties.getHistory().getBuffers(),
+								properties.getHistory().getEvents()))
 						.oomRetries(properties.getPressure().getOomRetries())
 						.idleTrimAfter(pool.getIdleTrimAfter())
 						.segmentSize(pool.getSegmentSize().toBytes());

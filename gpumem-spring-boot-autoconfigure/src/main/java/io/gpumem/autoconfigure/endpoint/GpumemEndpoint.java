@@ -22,6 +22,7 @@ import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.PoolHistory;
 import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
@@ -101,8 +102,8 @@ public class GpumemEndpoint {
 	/**
 	 * A detail of one pool: {@code GET /actuator/gpumem/{pool}/advice}, the settings the pool's recorded use
 	 * says would have done better, each with the figure it predicts; {@code /snapshot}, every segment with its
-	 * blocks ({@link PoolSnapshot}). {@code null} (404) for an unknown pool, one without that detail (the
-	 * reduction cache), or another path.
+	 * blocks ({@link PoolSnapshot}); {@code /history}, its recent events ({@link PoolHistory}). {@code null} (404)
+	 * for an unknown pool, one without that detail (the reduction cache), or another path.
 	 */
 	@ReadOperation
 	public @Nullable Object detail(@Selector String pool, @Selector String detail) {
@@ -113,6 +114,7 @@ public class GpumemEndpoint {
 		return switch (detail) {
 			case "advice" -> found.advice().orElse(null);
 			case "snapshot" -> found.snapshot().orElse(null);
+			case "history" -> found.history().orElse(null);
 			default -> null;
 		};
 	}

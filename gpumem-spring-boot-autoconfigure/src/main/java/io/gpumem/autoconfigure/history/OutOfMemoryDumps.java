@@ -12,17 +12,20 @@ import java.util.concurrent.ConcurrentHashMap;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.OutOfMemoryObserver;
+import io.gpumem.pool.PoolHistory;
+import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
 
 /**
  * Writes out-of-memory failures to {@code gpumem.history.oom-dump-dir}, each as one JSON file (the failure with
- * the pool's largest holders, and the pool's statistics), at most one a second per pool, and logs its path at
- * WARN.
+ * the pool's largest holders, the pool's statistics, its memory map and its recent history), at most one a second
+ * per pool, and logs its path at WARN.
  */
 public class OutOfMemoryDumps implements OutOfMemoryObserver {
 
@@ -57,7 +60,8 @@ public class OutOfMemoryDumps implements OutOfMemoryObserver {
 		try {
 			Path file = this.directory.resolve("gpumem-oom-" + pool.name() + "-" + STAMP.format(now) + ".json");
 			Files.createDirectories(this.directory);
-			this.json.writeValue(file.toFile(), new Dump(pool.name(), now, report, pool.statistics()));
+			this.json.writeValue(file.toFile(), new Dump(pool.name(), now, report, pool.statistics(),
+					pool.snapshot().orElse(null), pool.history().orElse(null)));
 			logger.warn("Pool '" + pool.name() + "' ran out of memory; its report is in " + file);
 		}
 		catch (RuntimeException | IOException ex) {
@@ -73,8 +77,11 @@ public class OutOfMemoryDumps implements OutOfMemoryObserver {
 	 * @param at when
 	 * @param failure the failure, as its exception's message says it, with the largest holders
 	 * @param statistics the pool's statistics then
+	 * @param snapshot the pool's memory map then
+	 * @param history the pool's recent events, the failure last
 	 */
-	public record Dump(String pool, Instant at, OutOfMemoryDiagnostic failure, PoolStatistics statistics) {
+	public record Dump(String pool, Instant at, OutOfMemoryDiagnostic failure, PoolStatistics statistics,
+			@Nullable PoolSnapshot snapshot, @Nullable PoolHistory history) {
 	}
 
 }

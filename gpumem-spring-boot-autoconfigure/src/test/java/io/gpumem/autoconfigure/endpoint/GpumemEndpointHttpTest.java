@@ -175,6 +175,25 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
+	void aPoolsHistoryAnswersItsRecentEventsInOrder() {
+		this.devicePool.acquire(1 << 20).close();
+		this.client.get()
+			.uri("/actuator/gpumem/device/history")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.pool").isEqualTo("device")
+			.jsonPath("$.events[-2].type").isEqualTo("ACQUIRE")
+			.jsonPath("$.events[-2].bytes").isEqualTo(1 << 20)
+			.jsonPath("$.events[-2].frames[0]").value((String frame) -> assertThat(frame)
+				.startsWith(getClass().getName() + ".aPoolsHistoryAnswersItsRecentEventsInOrder("))
+			.jsonPath("$.events[-1].type").isEqualTo("CLOSE")
+			.jsonPath("$.events[*].sequence").value((List<Integer> sequences) -> assertThat(sequences).isSorted());
+		this.client.get().uri("/actuator/gpumem/reduction/history").exchange().expectStatus().isNotFound();
+	}
+
+	@Test
 	void anUnknownPoolIsNotFound() {
 		this.client.get().uri("/actuator/gpumem/nope").exchange().expectStatus().isNotFound();
 		this.client.post()

@@ -9,6 +9,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -60,13 +62,25 @@ class OutOfMemoryReportsTest {
 				assertThat(Files.readString(dump)).contains("\"pool\":\"device\"", "\"holders\":[",
 						getClass().getName() + ".holdFortyMegabytes(", "\"largestFreeBlockBytes\"",
 						"\"statistics\":{", "\"reservedBytes\"");
+				JsonNode written = JsonMapper.shared().readTree(dump.toFile());
+				JsonNode segments = written.path("snapshot").path("segments");
+				assertThat(segments.valueStream().mapToLong((segment) -> segment.path("bytes").asLong()).sum())
+					.as("the memory map adds up").isEqualTo(written.path("snapshot").path("reservedBytes").asLong())
+					.isEqualTo(40L << 20);
+				assertThat(segments.get(0).path("blocks").get(0).path("acquiredAt").get(0).asString())
+					.startsWith(getClass().getName() + ".holdFortyMegabytes(");
+				JsonNode events = written.path("history").path("events");
+				assertThat(events.get(events.size() - 1).path("type").asString()).as("the failure last")
+					.isEqualTo("OUT_OF_MEMORY");
+				assertThat(events.valueStream().map((event) -> event.path("type").asString()))
+					.contains("SEGMENT_ALLOCATED", "ACQUIRE");
 				assertThat(output).contains("Pool 'device' ran out of memory; its report is in " + dump);
 			});
 	}
 
 	@Test
 	void withoutADirectoryNothingIsWrittenAndFramesCanBeTurnedOff() {
-		this.runner.withPropertyValues("gpumem.history.frames=off").run((context) -> {
+		this.runner.withPropertyValues("gpumem.history.buffers=off").run((context) -> {
 			assertThat(context).doesNotHaveBean(OutOfMemoryDumps.class);
 			StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
 			try (PooledBuffer held = holdFortyMegabytes(device)) {
@@ -74,6 +88,15 @@ class OutOfMemoryReportsTest {
 					.satisfies((ex) -> assertThat(ex.diagnostic().holders()).isEmpty());
 			}
 		});
+	}
+
+	@Test
+	void aNegativeNumberOfEventsStopsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("gpumem.history.events=-1")
+			.run((context) -> assertThat(context).getFailure()
+				.rootCause()
+				.hasMessageContaining("gpumem.history.events")
+				.hasMessageContaining("must not be negative"));
 	}
 
 	private static PooledBuffer holdFortyMegabytes(StratifiedMemoryPool device) {

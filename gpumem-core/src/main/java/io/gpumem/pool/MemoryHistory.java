@@ -1,0 +1,132 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import io.gpumem.allocator.AllocatorDecorator;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.stream.GpuStream;
+
+/**
+ * A pool's bounded history: a ring of its last events ({@link MemoryEvent}), in constant memory, and the one
+ * place its events are told, to the ring and to the flight recorder ({@link PoolEvents}). Recorded buffers'
+ * acquires and closes come from {@link AcquireSites}; nothing else on the hit path records.
+ */
+final class MemoryHistory {
+
+	private static final long START_MICROS = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
+
+	private static final long START_NANOS = System.nanoTime();
+
+	private final String pool;
+
+	private final AtomicReferenceArray<Entry> ring;
+
+	private final AtomicLong next = new AtomicLong();
+
+	private final AtomicLong buffers = new AtomicLong();
+
+	/** Bytes the pool holds from its allocator, as its segments' events count them. */
+	private final AtomicLong reservedBytes = new AtomicLong();
+
+	MemoryHistory(String pool, int events) {
+		this.pool = pool;
+		this.ring = new AtomicReferenceArray<>(events);
+	}
+
+	/** {@code allocator}, telling each allocation and free of the pool's. */
+	MemoryAllocator recording(MemoryAllocator allocator) {
+		return new AllocatorDecorator(allocator) {
+
+			@Override
+			public Allocation allocate(long bytes) {
+				Allocation allocation = super.allocate(bytes);
+				record(MemoryEvent.Type.SEGMENT_ALLOCATED, bytes, 0, 0, reservedBytes.addAndGet(bytes), null, null);
+				PoolEvents.segment(pool, bytes, true);
+				return allocation;
+			}
+
+			@Override
+			public void free(Allocation allocation) {
+				long bytes = allocation.size();
+				super.free(allocation);
+				record(MemoryEvent.Type.SEGMENT_RELEASED, bytes, 0, 0, reservedBytes.addAndGet(-bytes), null, null);
+				PoolEvents.segment(pool, bytes, false);
+			}
+
+		};
+	}
+
+	/** A number for a recorded buffer, which its acquire and close carry. */
+	long nextBuffer() {
+		return this.buffers.incrementAndGet();
+	}
+
+	void acquired(AcquireSites.Lend lend) {
+		record(MemoryEvent.Type.ACQUIRE, lend.requestedBytes, lend.bytes, lend.buffer, this.reservedBytes.get(),
+				lend.stream, lend);
+	}
+
+	void closed(long buffer, long bytes, long blockBytes, GpuStream after) {
+		record(MemoryEvent.Type.CLOSE, bytes, blockBytes, buffer, this.reservedBytes.get(), after, null);
+	}
+
+	/**
+	 * Tells of a trim down to {@code keepBytes} that released {@code releasedBytes}, if it released anything: the
+	 * out-of-memory path and the idle trim try often, mostly in vain.
+	 */
+	void trimmed(long keepBytes, long releasedBytes, boolean idle) {
+		if (releasedBytes > 0) {
+			record(MemoryEvent.Type.TRIM, releasedBytes, 0, 0, this.reservedBytes.get(), null, null);
+			PoolEvents.trimmed(this.pool, keepBytes, releasedBytes, idle);
+		}
+	}
+
+	/** Tells of an acquire of {@code bytes} that failed for want of memory, as {@code message} says. */
+	void outOfMemory(long bytes, String message) {
+		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes, 0, 0, this.reservedBytes.get(), null, null);
+		PoolEvents.outOfMemory(this.pool, bytes, message);
+	}
+
+	/** The events held, oldest first. */
+	List<MemoryEvent> events() {
+		List<Entry> entries = new ArrayList<>(this.ring.length());
+		for (int i = 0; i < this.ring.length(); i++) {
+			Entry entry = this.ring.get(i);
+			if (entry != null) {
+				entries.add(entry);
+			}
+		}
+		entries.sort(Comparator.comparingLong(Entry::sequence));
+		return entries.stream().map(Entry::event).toList();
+	}
+
+	private void record(MemoryEvent.Type type, long bytes, long blockBytes, long buffer, long reserved,
+			GpuStream stream, AcquireSites.Lend lend) {
+		if (this.ring.length() == 0) {
+			return;
+		}
+		long sequence = this.next.getAndIncrement();
+		long micros = START_MICROS + (System.nanoTime() - START_NANOS) / 1000;
+		this.ring.set((int) (sequence % this.ring.length()), new Entry(sequence, micros, type, bytes, blockBytes,
+				buffer, reserved, Thread.currentThread().getName(), stream, lend));
+	}
+
+	/** An event as the ring holds it: its stream and acquiring frames are read only when the history is. */
+	private record Entry(long sequence, long timeMicros, MemoryEvent.Type type, long bytes, long blockBytes,
+			long buffer, long reservedBytes, String thread, GpuStream stream, AcquireSites.Lend lend) {
+
+		MemoryEvent event() {
+			return new MemoryEvent(this.sequence, this.timeMicros, this.type, this.bytes, this.blockBytes,
+					this.buffer, this.reservedBytes, this.thread, (this.stream != null) ? this.stream.toString() : null,
+					(this.lend != null) ? AcquireSites.frames(this.lend) : List.of());
+		}
+
+	}
+
+}

@@ -1,0 +1,169 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.allocator.StatisticsAllocator;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.MemoryEvent.Type;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
+
+/**
+ * A pool's bounded history: the last events in order, each acquire of a recorded buffer matched by its close,
+ * segments counted to the reserved bytes, trims and failures told, from many threads at once.
+ */
+class MemoryHistoryTest {
+
+	private static final long MIB = 1L << 20;
+
+	private final HostBackend backend = new HostBackend(64 * MIB);
+
+	private final StatisticsAllocator allocator = new StatisticsAllocator(this.backend.allocator(MemoryKind.DEVICE));
+
+	private final List<StratifiedMemoryPool> pools = new ArrayList<>();
+
+	@AfterEach
+	void close() {
+		this.pools.forEach(StratifiedMemoryPool::close);
+		this.backend.close();
+	}
+
+	@Test
+	void recordsAcquiresClosesSegmentsTrimsAndFailuresInOrder() {
+		StratifiedMemoryPool pool = pool(BufferRecording.ALL, 1000);
+		PooledBuffer small = pool.acquire(3000);
+		PooledBuffer large = pool.acquire(3 * MIB);
+		ManualStream stream = new ManualStream();
+		small.closeAfter(stream);
+		stream.finish();
+		large.close();
+		long released = pool.trim(0);
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(100 * MIB));
+		List<MemoryEvent> events = pool.history().orElseThrow().events();
+		assertThat(events).extracting(MemoryEvent::sequence).isSorted().doesNotHaveDuplicates();
+		assertThat(events).extracting(MemoryEvent::type)
+			.containsSubsequence(Type.SEGMENT_ALLOCATED, Type.ACQUIRE, Type.SEGMENT_ALLOCATED, Type.ACQUIRE,
+					Type.CLOSE, Type.CLOSE, Type.SEGMENT_RELEASED, Type.TRIM, Type.OUT_OF_MEMORY);
+		MemoryEvent acquired = only(events, Type.ACQUIRE, 3000);
+		assertThat(acquired.blockBytes()).isEqualTo(pool.blockSize(3000));
+		assertThat(acquired.thread()).isEqualTo(Thread.currentThread().getName());
+		assertThat(acquired.frames().get(0))
+			.startsWith(MemoryHistoryTest.class.getName() + ".recordsAcquiresClosesSegmentsTrimsAndFailuresInOrder(");
+		MemoryEvent closed = only(events, Type.CLOSE, 3000);
+		assertThat(closed.buffer()).as("the same buffer").isEqualTo(acquired.buffer());
+		assertThat(closed.stream()).as("closed after the stream's work").isEqualTo(stream.toString());
+		assertThat(only(events, Type.CLOSE, 3 * MIB).stream()).isNull();
+		assertThat(only(events, Type.TRIM, released).reservedBytes()).isZero();
+		assertThat(only(events, Type.OUT_OF_MEMORY, 100 * MIB).thread()).isEqualTo(Thread.currentThread().getName());
+		long reserved = 0;
+		for (MemoryEvent event : events) {
+			reserved += switch (event.type()) {
+				case SEGMENT_ALLOCATED -> event.bytes();
+				case SEGMENT_RELEASED -> -event.bytes();
+				default -> 0;
+			};
+			assertThat(event.reservedBytes()).as("the segments' count after %s", event).isEqualTo(reserved);
+		}
+	}
+
+	@Test
+	void keepsTheLastEventsOnly() {
+		StratifiedMemoryPool pool = pool(BufferRecording.ALL, 8);
+		for (int i = 0; i < 20; i++) {
+			pool.acquire(4096).close();
+		}
+		assertThat(pool.history().orElseThrow().events()).as("a segment, then 20 acquires and closes: the last 8")
+			.extracting(MemoryEvent::sequence)
+			.containsExactly(33L, 34L, 35L, 36L, 37L, 38L, 39L, 40L);
+		assertThat(pool.history().orElseThrow().events()).extracting(MemoryEvent::type).containsOnly(Type.ACQUIRE, Type.CLOSE);
+	}
+
+	@Test
+	void byDefaultRecordsBuffersOfAMebibyteOrMoreOnly() {
+		StratifiedMemoryPool pool = pool(BufferRecording.LARGE, 100);
+		pool.acquire(512 << 10).close();
+		pool.acquire(MIB).close();
+		assertThat(pool.history().orElseThrow().events()).filteredOn((event) -> event.buffer() != 0)
+			.extracting(MemoryEvent::type, MemoryEvent::bytes)
+			.containsExactly(tuple(Type.ACQUIRE, MIB),
+					tuple(Type.CLOSE, MIB));
+	}
+
+	@Test
+	void keepsNoEventsWhenToldToKeepNone() {
+		StratifiedMemoryPool pool = pool(BufferRecording.ALL, 0);
+		pool.acquire(MIB).close();
+		pool.trim(0);
+		assertThat(pool.history().orElseThrow().events()).isEmpty();
+	}
+
+	@Test
+	void recordsEveryBufferOfManyThreadsOnce() throws Exception {
+		StratifiedMemoryPool pool = pool(BufferRecording.ALL, 1 << 16);
+		ExecutorService threads = Executors.newFixedThreadPool(4);
+		try {
+			List<Future<?>> work = new ArrayList<>();
+			for (int t = 0; t < 4; t++) {
+				int seed = t;
+				work.add(threads.submit(() -> {
+					SplittableRandom random = new SplittableRandom(seed);
+					for (int i = 0; i < 2000; i++) {
+						pool.acquire(random.nextLong(1, 4 * MIB)).close();
+					}
+				}));
+			}
+			for (Future<?> each : work) {
+				each.get();
+			}
+		}
+		finally {
+			threads.shutdownNow();
+		}
+		List<MemoryEvent> events = pool.history().orElseThrow().events();
+		assertThat(events).extracting(MemoryEvent::sequence).isSorted().doesNotHaveDuplicates();
+		assertThat(events.get(events.size() - 1).sequence()).as("none dropped").isEqualTo(events.size() - 1);
+		Map<Long, Integer> opened = new HashMap<>();
+		for (MemoryEvent event : events) {
+			if (event.type() == Type.ACQUIRE) {
+				assertThat(opened.put(event.buffer(), 1)).as("a buffer acquired once").isNull();
+			}
+			else if (event.type() == Type.CLOSE) {
+				assertThat(opened.remove(event.buffer())).as("closed after its acquire").isEqualTo(1);
+			}
+		}
+		assertThat(opened).as("every buffer closed").isEmpty();
+		assertThat(events).filteredOn((event) -> event.type() == Type.ACQUIRE).hasSize(8000);
+		assertThat(events.get(events.size() - 1).reservedBytes()).isEqualTo(this.allocator.statistics().currentBytes());
+	}
+
+	private static MemoryEvent only(List<MemoryEvent> events, Type type, long bytes) {
+		return events.stream()
+			.filter((event) -> event.type() == type && event.bytes() == bytes)
+			.reduce((a, b) -> {
+				throw new AssertionError("two " + type + " events of " + bytes + " bytes: " + a + ", " + b);
+			})
+			.orElseThrow(() -> new AssertionError("no " + type + " event of " + bytes + " bytes in " + events));
+	}
+
+	private StratifiedMemoryPool pool(BufferRecording buffers, int events) {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(this.allocator,
+				PoolConfig.builder("recorded").history(new HistoryConfig(buffers, events)).build());
+		this.pools.add(pool);
+		return pool;
+	}
+
+}
