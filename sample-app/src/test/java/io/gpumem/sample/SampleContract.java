@@ -17,6 +17,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -40,6 +41,9 @@ public final class SampleContract {
 	/** Pools hand back blocks released after a stream's work at their maintenance, every second. */
 	private static final Duration SETTLE = Duration.ofSeconds(3);
 
+	/** The sample's service that acquires the vectors' buffers. */
+	private static final String SERVICE = "io.gpumem.sample.vectors.VectorService.";
+
 	private final URI base;
 
 	private final SplittableRandom random;
@@ -62,6 +66,7 @@ public final class SampleContract {
 		checks.put("PageRank with dangling nodes", this::pageRankWithDanglingNodes);
 		checks.put("PageRank of a generated graph", this::pageRankOfAGeneratedGraph);
 		checks.put("8 concurrent clients", () -> concurrentClients(8, 15));
+		checks.put("memory map and history under load", this::memoryMapUnderLoad);
 		checks.put("nothing left in use", this::nothingLeftInUse);
 		return checks;
 	}
@@ -180,6 +185,75 @@ public final class SampleContract {
 		finally {
 			executor.shutdownNow();
 		}
+	}
+
+	/**
+	 * While clients add vectors of 1.2 MB (buffers the history records by default), every segment of the device
+	 * pool's snapshot is filled by its blocks, and a snapshot catches a lent buffer whose acquiring frames name
+	 * the sample's vector service; the history names the service for those buffers' acquires too. Once the load
+	 * has stopped, the segments add up to the reserved bytes.
+	 */
+	public void memoryMapUnderLoad() {
+		int n = 300_000;
+		float[] a = randomFloats(this.random, n);
+		float[] b = randomFloats(this.random, n);
+		ExecutorService clients = Executors.newFixedThreadPool(3);
+		AtomicBoolean running = new AtomicBoolean(true);
+		try {
+			for (int c = 0; c < 3; c++) {
+				clients.submit(() -> {
+					while (running.get()) {
+						post("/api/vectors/add", Map.of("a", a, "b", b));
+					}
+					return null;
+				});
+			}
+			long deadline = System.nanoTime() + TIMEOUT.toNanos();
+			boolean named = false;
+			while (!named && System.nanoTime() < deadline) {
+				named = segmentsAreFilled(get("/actuator/gpumem/device/snapshot"));
+			}
+			assertThat(named).as("a snapshot showed a lent buffer acquired by the vector service").isTrue();
+		}
+		finally {
+			running.set(false);
+			clients.shutdown();
+		}
+		try {
+			assertThat(clients.awaitTermination(TIMEOUT.toSeconds(), TimeUnit.SECONDS)).isTrue();
+		}
+		catch (InterruptedException ex) {
+			Thread.currentThread().interrupt();
+			throw new AssertionError("interrupted", ex);
+		}
+		JsonNode snapshot = get("/actuator/gpumem/device/snapshot");
+		segmentsAreFilled(snapshot);
+		assertThat(snapshot.get("segments").valueStream().mapToLong((segment) -> segment.get("bytes").asLong()).sum())
+			.as("segments add up to the reserved bytes")
+			.isEqualTo(snapshot.get("reservedBytes").asLong())
+			.isEqualTo(get("/actuator/gpumem/device").get("reservedBytes").asLong());
+		assertThat(get("/actuator/gpumem/device/history").get("events").valueStream()
+			.filter((event) -> event.get("type").asString().equals("ACQUIRE") && event.get("bytes").asLong() == 4L * n)
+			.map((event) -> event.get("frames").toString()))
+			.as("the history's acquires of 1.2 MB")
+			.isNotEmpty()
+			.allSatisfy((frames) -> assertThat(frames).contains(SERVICE));
+	}
+
+	/** Checks that the snapshot's blocks fill its segments; answers whether a lent block names the vector service. */
+	private static boolean segmentsAreFilled(JsonNode snapshot) {
+		boolean named = false;
+		for (JsonNode segment : snapshot.get("segments")) {
+			long blocks = 0;
+			for (JsonNode block : segment.get("blocks")) {
+				assertThat(block.get("offset").asLong()).as("blocks in address order, without gaps").isEqualTo(blocks);
+				blocks += block.get("bytes").asLong();
+				named |= block.get("state").asString().equals("LENT")
+						&& block.get("acquiredAt").toString().contains(SERVICE);
+			}
+			assertThat(blocks).as("a segment's blocks fill it").isEqualTo(segment.get("bytes").asLong());
+		}
+		return named;
 	}
 
 	/**

@@ -35,6 +35,11 @@ abstract class SampleContractTests {
 		contract().pageRankOfAGeneratedGraph();
 	}
 
+	@Test
+	void underLoadTheDevicePoolsSnapshotAddsUpAndNamesTheServiceHoldingLargeBuffers() {
+		contract().memoryMapUnderLoad();
+	}
+
 	protected SampleContract contract() {
 		return new SampleContract(URI.create("http://localhost:" + this.port), this.random.nextLong());
 	}

@@ -29,7 +29,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 /** The sample's HTTP contract ({@link SampleContract}) on the host backend, bad inputs and the operations endpoints. */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "gpumem.backend=host", "sample.max-elements=200000" })
+		properties = { "gpumem.backend=host", "sample.max-elements=300000" })
 @AutoConfigureRestTestClient
 @ExtendWith(NoBuffersLentExtension.class)
 class SampleServiceHttpTest extends SampleContractTests {
@@ -53,15 +53,15 @@ class SampleServiceHttpTest extends SampleContractTests {
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,1],[1,-1]]}", "out of range");
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,5]],\"nodes\":3}", "ids go from 0 to 2");
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,2147483647]]}",
-				"nodes has 2147483648 elements, more than the limit of 200000");
+				"nodes has 2147483648 elements, more than the limit of 300000");
 		badRequest("/api/graphs/pagerank", "{\"edges\":[[0,1]],\"iterations\":0}", "iterations must be between 1");
 		badRequest("/api/graphs/pagerank", "{\"iterations\":3}", "give either edges, or nodes and edgesPerNode");
 		badRequest("/api/vectors/add", "{\"a\":[1,", "not valid JSON");
 		badRequest("/api/vectors/reduce", "{\"op\":\"SUM\",\"values\":\"many\"}", "not valid JSON");
-		float[] big = new float[200_001];
+		float[] big = new float[300_001];
 		badRequest("/api/vectors/reduce", Map.of("op", "SUM", "values", big),
-				"values has 200001 elements, more than the limit of 200000 (sample.max-elements)");
-		badRequest("/api/graphs/pagerank", "{\"nodes\":300000,\"edgesPerNode\":1}", "more than the limit of 200000");
+				"values has 300001 elements, more than the limit of 300000 (sample.max-elements)");
+		badRequest("/api/graphs/pagerank", "{\"nodes\":400000,\"edgesPerNode\":1}", "more than the limit of 300000");
 	}
 
 	@Test

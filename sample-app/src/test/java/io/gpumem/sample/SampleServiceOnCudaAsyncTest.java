@@ -22,7 +22,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * allocates are ordered on its stream, and the answers are those of the arena.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "gpumem.backend=cuda", "gpumem.device-pool.allocator=cuda-async", "sample.max-elements=200000" })
+		properties = { "gpumem.backend=cuda", "gpumem.device-pool.allocator=cuda-async", "sample.max-elements=300000" })
 class SampleServiceOnCudaAsyncTest extends SampleContractTests {
 
 	@Autowired

@@ -23,7 +23,7 @@ import static org.assertj.core.api.Assertions.assertThat;
  * stream work run as late as CUDA allows, against the same references as on the host backend.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
-		properties = { "gpumem.backend=cuda", "sample.max-elements=200000" })
+		properties = { "gpumem.backend=cuda", "sample.max-elements=300000" })
 class SampleServiceOnFakeCudaTest extends SampleContractTests {
 
 	@Autowired
