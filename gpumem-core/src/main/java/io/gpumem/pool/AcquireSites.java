@@ -43,13 +43,24 @@ final class AcquireSites {
 		this.history = history;
 	}
 
-	/** Records the lend of {@code block} to a buffer of {@code bytes}, and keeps where, while lent, where recorded. */
-	void lent(Block block, long bytes) {
-		if (this.recording.records(block.size)) {
+	/**
+	 * The history's sequence for an acquire of {@code bytes} about to take its block, drawn before it does so
+	 * that a replay takes memory no later than the pool did; -1 where buffers of that size are not recorded.
+	 */
+	long begin(long bytes) {
+		return this.recording.records(bytes) ? this.history.nextSequence() : -1;
+	}
+
+	/**
+	 * Records the lend of {@code block} to a buffer of {@code bytes} under the sequence {@link #begin} drew, and
+	 * keeps where it was acquired while it is lent; nothing where that was -1.
+	 */
+	void lent(Block block, long bytes, long sequence) {
+		if (sequence >= 0) {
 			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current());
 			this.lent.add(lend);
 			block.lend = lend;
-			this.history.acquired(lend);
+			this.history.acquired(sequence, lend);
 		}
 	}
 
@@ -141,10 +152,19 @@ final class AcquireSites {
 			this.stream = stream;
 		}
 
-		/** Called as the buffer is closed (after the work on {@code after}, where not null) or reclaimed. */
-		void returned(GpuStream after) {
+		/** Called as the buffer is closed or reclaimed. */
+		void returned() {
 			this.sites.lent.remove(this);
-			this.sites.history.closed(this.buffer, this.requestedBytes, this.bytes, after);
+		}
+
+		/**
+		 * Records the close of the buffer, once its block is back in the pool (so that a replay gives the memory
+		 * back no sooner than the pool did), or when it was closed after the work on {@code after}.
+		 */
+		static void closed(Lend lend, GpuStream after) {
+			if (lend != null) {
+				lend.sites.history.closed(lend.buffer, lend.requestedBytes, lend.bytes, after);
+			}
 		}
 
 	}

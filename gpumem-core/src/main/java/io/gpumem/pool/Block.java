@@ -6,7 +6,6 @@ import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
 
 import io.gpumem.memory.Allocation;
-import io.gpumem.stream.GpuStream;
 
 /**
  * A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. Nothing on the
@@ -62,20 +61,18 @@ class Block {
 	/**
 	 * Stops watching the buffer that lent this block, as it is closed or reclaimed: for leaks, and where it was
 	 * acquired; writes only if it was watched.
+	 * @return the buffer's lend, for its close to be recorded once the block is back; null where not recorded
 	 */
-	void unwatch() {
-		unwatch(null);
-	}
-
-	/** As {@link #unwatch()}, for a buffer closed after the work on {@code after}. */
-	void unwatch(GpuStream after) {
+	AcquireSites.Lend unwatch() {
 		if (this.leak != null) {
 			this.leak = null;
 		}
-		if (this.lend != null) {
-			this.lend.returned(after);
+		AcquireSites.Lend returned = this.lend;
+		if (returned != null) {
+			returned.returned();
 			this.lend = null;
 		}
+		return returned;
 	}
 
 	/**

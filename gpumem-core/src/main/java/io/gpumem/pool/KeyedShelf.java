@@ -64,7 +64,8 @@ final class KeyedShelf implements BufferShelf, Tier {
 		}
 		ThreadState thread = ThreadState.current();
 		this.tiers.countRequest(kept.block.classIndex, kept.requestedBytes, thread.stripe);
-		return this.leaks.lend(this.pool, kept.block, kept.requestedBytes, thread, thread.stripe, false);
+		return this.leaks.lend(this.pool, kept.block, kept.requestedBytes, thread, thread.stripe, false,
+				this.leaks.begin(kept.requestedBytes));
 	}
 
 	@Override

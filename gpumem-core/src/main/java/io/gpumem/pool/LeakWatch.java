@@ -34,15 +34,20 @@ final class LeakWatch {
 		this.sites = sites;
 	}
 
+	/** The history's sequence for an acquire of {@code bytes} about to take its block ({@link AcquireSites#begin}). */
+	long begin(long bytes) {
+		return this.sites.begin(bytes);
+	}
+
 	/**
 	 * Wraps a block in a buffer for its user, going back to stripe {@code home}, watched as the level
-	 * says and counted where it was acquired as the pool's {@link BufferRecording} says; {@code allocated} tells a
-	 * block the pool has just allocated for this acquire.
+	 * says and recorded as the pool's {@link BufferRecording} says, under the history's sequence {@code recorded}
+	 * ({@link AcquireSites#begin}); {@code allocated} tells a block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
-			boolean allocated) {
+			boolean allocated, long recorded) {
 		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home);
-		this.sites.lent(block, bytes);
+		this.sites.lent(block, bytes, recorded);
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)
 					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
@@ -92,8 +97,9 @@ final class LeakWatch {
 		if (!Block.LEAK.compareAndSet(block, leak, null)) {
 			return 0;
 		}
-		block.unwatch();
+		AcquireSites.Lend lend = block.unwatch();
 		release.release(block, leak.stripe);
+		AcquireSites.Lend.closed(lend, null);
 		this.counters.countLeak();
 		LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
 				+ pool + "' became unreachable without close(); its memory was reclaimed."

@@ -6,14 +6,16 @@ import java.util.List;
  * One event of a pool's history ({@link MemoryCache#history()}): a recorded buffer acquired or closed, a segment
  * allocated from or released to the allocator, a trim that released memory, an acquire that failed for want of it.
  *
- * @param sequence the event's number in the pool's history, from 0: a gap is events the bounded history dropped
+ * @param sequence the event's number in the pool's history, from 0, in the order the pool did what it tells: an
+ * acquire's is drawn before it takes its block, so it comes before the segment allocated for it, and a close's
+ * after its block is back
  * @param timeMicros when, in microseconds since the epoch
  * @param type what happened
  * @param bytes bytes requested (acquire, close, out of memory), allocated or released (segments), or released by
  * a trim
  * @param blockBytes the bytes of the block lent to the buffer (acquire, close); 0 otherwise
  * @param buffer the number of the buffer acquired or closed, the same for both; 0 otherwise
- * @param reservedBytes bytes the pool held from its allocator after the event
+ * @param reservedBytes bytes the pool held from its allocator after the event (for an acquire, once lent)
  * @param thread the name of the thread that acted
  * @param stream the stream an acquire was ordered on or a close waited for, or null
  * @param frames where an acquired buffer was acquired: the first frames outside gpumem; empty otherwise

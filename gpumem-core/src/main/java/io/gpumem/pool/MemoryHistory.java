@@ -67,9 +67,14 @@ final class MemoryHistory {
 		return this.buffers.incrementAndGet();
 	}
 
-	void acquired(AcquireSites.Lend lend) {
-		record(MemoryEvent.Type.ACQUIRE, lend.requestedBytes, lend.bytes, lend.buffer, this.reservedBytes.get(),
-				lend.stream, lend);
+	/** A sequence drawn ahead of its event, for an acquire to record in the order it takes memory. */
+	long nextSequence() {
+		return this.next.getAndIncrement();
+	}
+
+	void acquired(long sequence, AcquireSites.Lend lend) {
+		record(sequence, MemoryEvent.Type.ACQUIRE, lend.requestedBytes, lend.bytes, lend.buffer,
+				this.reservedBytes.get(), lend.stream, lend);
 	}
 
 	void closed(long buffer, long bytes, long blockBytes, GpuStream after) {
@@ -108,10 +113,16 @@ final class MemoryHistory {
 
 	private void record(MemoryEvent.Type type, long bytes, long blockBytes, long buffer, long reserved,
 			GpuStream stream, AcquireSites.Lend lend) {
+		if (this.ring.length() > 0) {
+			record(nextSequence(), type, bytes, blockBytes, buffer, reserved, stream, lend);
+		}
+	}
+
+	private void record(long sequence, MemoryEvent.Type type, long bytes, long blockBytes, long buffer,
+			long reserved, GpuStream stream, AcquireSites.Lend lend) {
 		if (this.ring.length() == 0) {
 			return;
 		}
-		long sequence = this.next.getAndIncrement();
 		long micros = START_MICROS + (System.nanoTime() - START_NANOS) / 1000;
 		this.ring.set((int) (sequence % this.ring.length()), new Entry(sequence, micros, type, bytes, blockBytes,
 				buffer, reserved, Thread.currentThread().getName(), stream, lend));

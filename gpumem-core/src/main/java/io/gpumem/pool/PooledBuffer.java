@@ -72,8 +72,9 @@ public final class PooledBuffer extends GpuBuffer {
 		Block released = this.block;
 		if (released != null) {
 			this.block = null;
-			released.unwatch();
+			AcquireSites.Lend lend = released.unwatch();
 			this.pool.release(released, this.stripe);
+			AcquireSites.Lend.closed(lend, null);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -97,7 +98,7 @@ public final class PooledBuffer extends GpuBuffer {
 		}
 		Block released = this.block;
 		this.block = null;
-		released.unwatch(stream);
+		AcquireSites.Lend.closed(released.unwatch(), stream);
 		this.pool.releaseAfter(released, this.stripe, stream, event);
 		Reference.reachabilityFence(this);
 	}
@@ -119,7 +120,7 @@ public final class PooledBuffer extends GpuBuffer {
 		Block detached = this.block;
 		if (detached != null) {
 			this.block = null;
-			detached.unwatch();
+			AcquireSites.Lend.closed(detached.unwatch(), null);
 		}
 		Reference.reachabilityFence(this);
 		return detached;

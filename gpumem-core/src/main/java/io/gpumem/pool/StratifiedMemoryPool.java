@@ -76,8 +76,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.tiers = new Tiers(this.history.recording(allocator), config, this.counters);
 		AcquireSites sites = new AcquireSites(config.history().buffers(), this.history);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
-		this.upkeep = new Upkeep(this.history, this.name, this.leaks, this::release, this.tiers,
-				(config.idleTrimAfter() != null) ? config.idleTrimAfter().toNanos() : 0);
+		this.upkeep = new Upkeep(this.history, this.name, this.leaks, this::release, this.tiers, config.idleTrimAfter());
 		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters, sites);
 		long start = System.nanoTime();
 		try {
@@ -138,9 +137,10 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		int classIndex = this.ladder.indexOf(bytes);
 		ThreadState thread = ThreadState.current();
 		int home = thread.stripe;
+		long recorded = this.leaks.begin(bytes);
 		Block block = this.tiers.hit(classIndex, bytes, home);
 		if (block != null) {
-			return this.leaks.lend(this, block, bytes, thread, home, false);
+			return this.leaks.lend(this, block, bytes, thread, home, false, recorded);
 		}
 		long size = this.tiers.blockSize(classIndex, bytes);
 		block = this.tiers.cached(classIndex, size, home, this.upkeep.takeBack());
@@ -149,7 +149,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 			block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
 		}
 		this.counters.countUse(classIndex, allocated);
-		return this.leaks.lend(this, block, bytes, thread, home, allocated);
+		return this.leaks.lend(this, block, bytes, thread, home, allocated, recorded);
 	}
 
 	/**

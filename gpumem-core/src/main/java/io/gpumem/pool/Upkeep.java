@@ -1,5 +1,6 @@
 package io.gpumem.pool;
 
+import java.time.Duration;
 import java.util.IdentityHashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -46,16 +47,16 @@ final class Upkeep {
 
 	/**
 	 * The upkeep of {@code pool}, told in its {@code history}, whose late blocks go back through {@code release} and whose {@code tiers}
-	 * let go of what they kept {@code idleTrimNanos} (0 for never); its maintenance runs until {@link #close()}.
+	 * let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until {@link #close()}.
 	 */
-	Upkeep(MemoryHistory history, String pool, LeakWatch leaks, Release release, Tiers tiers, long idleTrimNanos) {
+	Upkeep(MemoryHistory history, String pool, LeakWatch leaks, Release release, Tiers tiers, Duration idleTrimAfter) {
 		this.history = history;
 		this.pool = pool;
 		this.leaks = leaks;
 		this.release = release;
 		this.tiers = tiers;
-		this.idleTrimNanos = idleTrimNanos;
-		this.maintenance = Maintenance.schedule(this::maintain, idleTrimNanos);
+		this.idleTrimNanos = (idleTrimAfter != null) ? idleTrimAfter.toNanos() : 0;
+		this.maintenance = Maintenance.schedule(this::maintain, this.idleTrimNanos);
 	}
 
 	/**

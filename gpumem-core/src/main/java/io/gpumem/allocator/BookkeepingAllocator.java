@@ -1,0 +1,125 @@
+package io.gpumem.allocator;
+
+import java.util.concurrent.atomic.AtomicLong;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
+
+/**
+ * An allocator of a device's capacity without its memory: it books each allocation against the capacity and
+ * holds no bytes, so that a pool's recorded history can be replayed against a device of any size. Its
+ * allocations refuse every read and write.
+ */
+public final class BookkeepingAllocator implements MemoryAllocator {
+
+	private final MemoryKind kind;
+
+	private final long capacityBytes;
+
+	private final AtomicLong bookedBytes = new AtomicLong();
+
+	public BookkeepingAllocator(MemoryKind kind, long capacityBytes) {
+		if (capacityBytes <= 0) {
+			throw new IllegalArgumentException("capacity must be positive: " + capacityBytes);
+		}
+		this.kind = kind;
+		this.capacityBytes = capacityBytes;
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return this.kind;
+	}
+
+	@Override
+	public Allocation allocate(long bytes) {
+		MemoryAllocator.requirePositiveSize(bytes);
+		if (this.bookedBytes.addAndGet(bytes) > this.capacityBytes) {
+			this.bookedBytes.addAndGet(-bytes);
+			throw new GpuOutOfMemoryException(
+					OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfo(), -1, "the booked capacity is exhausted"));
+		}
+		return new Booked(this, bytes);
+	}
+
+	@Override
+	public void free(Allocation allocation) {
+		if (!(allocation instanceof Booked booked) || booked.owner != this) {
+			throw new IllegalArgumentException("not an allocation of this allocator: " + allocation);
+		}
+		this.bookedBytes.addAndGet(-booked.bytes);
+	}
+
+	@Override
+	public MemoryInfo memoryInfo() {
+		return new MemoryInfo(this.capacityBytes - this.bookedBytes.get(), this.capacityBytes);
+	}
+
+	/** An allocation, or a slice of one, that holds no memory. */
+	private static final class Booked implements Allocation {
+
+		private final BookkeepingAllocator owner;
+
+		private final long bytes;
+
+		Booked(BookkeepingAllocator owner, long bytes) {
+			this.owner = owner;
+			this.bytes = bytes;
+		}
+
+		@Override
+		public long size() {
+			return this.bytes;
+		}
+
+		@Override
+		public MemoryKind kind() {
+			return this.owner.kind;
+		}
+
+		@Override
+		public <T> T unwrap(Class<T> type) {
+			throw unbacked();
+		}
+
+		@Override
+		public void copyFromHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
+			throw unbacked();
+		}
+
+		@Override
+		public void copyToHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type) {
+			throw unbacked();
+		}
+
+		@Override
+		public void fill(long byteOffset, long byteCount, byte value) {
+			throw unbacked();
+		}
+
+		@Override
+		public void fillInts(long byteOffset, long count, int value) {
+			throw unbacked();
+		}
+
+		@Override
+		public Allocation slice(long byteOffset, long bytes) {
+			if (byteOffset < 0 || bytes <= 0 || byteOffset + bytes > this.bytes) {
+				throw new IllegalArgumentException("slice [" + byteOffset + ", +" + bytes + ") outside " + this.bytes
+						+ " bytes");
+			}
+			return new Booked(this.owner, bytes);
+		}
+
+		private static UnsupportedOperationException unbacked() {
+			return new UnsupportedOperationException("a booked allocation holds no memory");
+		}
+
+	}
+
+}
