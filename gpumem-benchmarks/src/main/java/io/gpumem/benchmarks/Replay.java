@@ -3,6 +3,8 @@ package io.gpumem.benchmarks;
 import java.io.File;
 import java.util.Arrays;
 import java.util.Locale;
+import java.util.logging.Level;
+import java.util.logging.Logger;
 
 import tools.jackson.databind.json.JsonMapper;
 
@@ -27,6 +29,9 @@ import io.gpumem.pool.PoolPreset;
  */
 public final class Replay {
 
+	/** gpumem's loggers, kept from the collector so that each replayed pool's start is not logged. */
+	private static final Logger QUIET = Logger.getLogger("io.gpumem");
+
 	private Replay() {
 	}
 
@@ -36,6 +41,7 @@ public final class Replay {
 					+ "max-cached=64MB,size-classes=4KB:64KB:1MB,warm=64KB:16,preset=default");
 			System.exit(2);
 		}
+		QUIET.setLevel(Level.WARNING);
 		PoolHistory history = JsonMapper.shared().readValue(new File(args[0]), PoolHistory.class);
 		long capacity = bytes(args[1]);
 		String[] settings = (args.length > 2) ? Arrays.copyOfRange(args, 2, args.length) : new String[] { "" };
