@@ -3,6 +3,7 @@ package io.gpumem.pool;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -25,6 +26,8 @@ final class MemoryHistory {
 
 	private final String pool;
 
+	private final BufferRecording recording;
+
 	private final AtomicReferenceArray<Entry> ring;
 
 	private final AtomicLong next = new AtomicLong();
@@ -34,9 +37,10 @@ final class MemoryHistory {
 	/** Bytes the pool holds from its allocator, as its segments' events count them. */
 	private final AtomicLong reservedBytes = new AtomicLong();
 
-	MemoryHistory(String pool, int events) {
+	MemoryHistory(String pool, HistoryConfig config) {
 		this.pool = pool;
-		this.ring = new AtomicReferenceArray<>(events);
+		this.recording = config.buffers();
+		this.ring = new AtomicReferenceArray<>(config.events());
 	}
 
 	/** {@code allocator}, telling each allocation and free of the pool's. */
@@ -96,6 +100,15 @@ final class MemoryHistory {
 	void outOfMemory(long bytes, String message) {
 		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes, 0, 0, this.reservedBytes.get(), null, null);
 		PoolEvents.outOfMemory(this.pool, bytes, message);
+	}
+
+	/**
+	 * The history as a log of every buffer since the pool started, for a replay: where every buffer is recorded
+	 * and the ring has dropped no event.
+	 */
+	Optional<PoolHistory> log() {
+		boolean whole = this.recording == BufferRecording.ALL && this.next.get() <= this.ring.length();
+		return whole ? Optional.of(new PoolHistory(this.pool, events())) : Optional.empty();
 	}
 
 	/** The events held, oldest first. */

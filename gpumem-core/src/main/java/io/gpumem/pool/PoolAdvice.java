@@ -12,8 +12,25 @@ import java.util.List;
  * @param ladder the size classes advised
  * @param warm a warm-up per class that missed when first reaching a use, largest saving first
  * @param maxCached the cap on cached bytes advised
+ * @param replay the pool's history replayed with the classes now and those advised, where it holds every buffer
+ * since the pool started; null otherwise
  */
-public record PoolAdvice(String pool, long requests, Ladder ladder, List<Warm> warm, MaxCached maxCached) {
+public record PoolAdvice(String pool, long requests, Ladder ladder, List<Warm> warm, MaxCached maxCached,
+		Replay replay) {
+
+	/**
+	 * The recorded buffers, with their lifetimes, replayed ({@link HistoryReplay}) against the classes now and
+	 * those advised: the peaks the pool reserved and would have reserved.
+	 *
+	 * @param acquires the acquires replayed
+	 * @param peakReservedBytes the peak with the classes now
+	 * @param advisedPeakReservedBytes the peak with the classes advised
+	 * @param heldPerLent held at the peak per byte lent at its peak, with the classes now
+	 * @param advisedHeldPerLent the same with the classes advised
+	 */
+	public record Replay(long acquires, long peakReservedBytes, long advisedPeakReservedBytes, double heldPerLent,
+			double advisedHeldPerLent) {
+	}
 
 	/**
 	 * Size classes: the ladder now and the one advised, with the bytes held per byte lent for rounding

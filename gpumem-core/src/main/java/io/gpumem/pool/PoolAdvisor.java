@@ -19,13 +19,30 @@ public final class PoolAdvisor {
 
 	private static final long MIB = 1L << 20;
 
+	/** The capacity a replay for advice runs against: none that a pool reaches. */
+	private static final long UNBOUNDED = Long.MAX_VALUE / 2;
+
 	private PoolAdvisor() {
 	}
 
 	/** Advice from a pool's record. */
 	public static PoolAdvice advise(PoolUsage usage) {
-		return new PoolAdvice(usage.pool(), usage.requests(), ladder(usage), warm(usage),
-				maxCached(usage));
+		return new PoolAdvice(usage.pool(), usage.requests(), ladder(usage), warm(usage), maxCached(usage), null);
+	}
+
+	/**
+	 * Advice from a pool's record and its history, a log of every buffer since the pool started under
+	 * {@code config}: the advised classes are replayed against it, so that the prediction counts lifetimes.
+	 */
+	public static PoolAdvice advise(PoolUsage usage, PoolHistory log, PoolConfig config) {
+		PoolAdvice advice = advise(usage);
+		HistoryReplay.ReplayResult now = HistoryReplay.replay(log, config, UNBOUNDED);
+		HistoryReplay.ReplayResult advised = HistoryReplay.replay(log,
+				config.with(SizeClassLadder.of(advice.ladder().advised().stream().mapToLong(Long::longValue).toArray())),
+				UNBOUNDED);
+		return new PoolAdvice(advice.pool(), advice.requests(), advice.ladder(), advice.warm(), advice.maxCached(),
+				new PoolAdvice.Replay(now.acquires(), now.peakReservedBytes(), advised.peakReservedBytes(),
+						now.heldPerLent(), advised.heldPerLent()));
 	}
 
 	private static PoolAdvice.Ladder ladder(PoolUsage usage) {

@@ -51,8 +51,9 @@ public final class PoolConfig {
 		this.history = builder.history;
 		this.stripes = builder.stripes;
 		this.segmentBytes = builder.segmentBytes;
-		this.warm.forEach((size, count) -> requireClass("warm", size, count));
-		this.maxCachedBuffers.forEach((size, count) -> requireClass("max-cached-buffers", size, count));
+		this.warm.forEach((size, count) -> this.sizeClasses.requireClass("warm", size, count, this.name));
+		this.maxCachedBuffers
+			.forEach((size, count) -> this.sizeClasses.requireClass("max-cached-buffers", size, count, this.name));
 	}
 
 	/** The default {@link #segmentBytes()}: 2 MiB. */
@@ -123,12 +124,14 @@ public final class PoolConfig {
 		return this.segmentBytes;
 	}
 
-	private void requireClass(String setting, long size, int count) {
-		if (this.sizeClasses.exactIndexOf(size) < 0) {
-			throw new InvalidSettingException(setting + "[" + ByteSizes.exact(size) + "]", count,
-					"names " + size + " bytes, which is not a size class of pool '" + this.name + "': classes are "
-							+ this.sizeClasses);
-		}
+	/** These settings with {@code ladder} for classes; warm-ups and caps of classes not in it are dropped. */
+	PoolConfig with(SizeClassLadder ladder) {
+		Builder builder = builder(this.name).maxCachedBytes(this.maxCachedBytes).idleTrimAfter(this.idleTrimAfter)
+			.oomRetries(this.oomRetries).maxWait(this.maxWait).leakDetection(this.leakDetection).history(this.history)
+			.stripes(this.stripes).segmentSize(this.segmentBytes);
+		builder.warm.putAll(this.warm);
+		builder.maxCachedBuffers.putAll(this.maxCachedBuffers);
+		return builder.sizeClasses(ladder).build();
 	}
 
 	/** Builds a {@link PoolConfig}; every setter validates its argument. */

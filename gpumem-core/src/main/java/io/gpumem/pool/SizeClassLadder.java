@@ -133,6 +133,17 @@ public final class SizeClassLadder {
 		return (1L << top) | ((long) (key & ((1 << SUB_BITS) - 1)) << (top - SUB_BITS));
 	}
 
+	/**
+	 * Refuses a setting of pool {@code pool} that names {@code size} bytes as a class, with {@code count}, where
+	 * this ladder has no such class.
+	 */
+	void requireClass(String setting, long size, int count, String pool) {
+		if (exactIndexOf(size) < 0) {
+			throw new InvalidSettingException(setting + "[" + ByteSizes.exact(size) + "]", count,
+					"names " + size + " bytes, which is not a size class of pool '" + pool + "': classes are " + this);
+		}
+	}
+
 	/** Index of the class of exactly {@code size} bytes, or -1 if there is none. */
 	public int exactIndexOf(long size) {
 		int index = Arrays.binarySearch(this.sizes, size);

@@ -43,7 +43,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private final SizeClassLadder ladder;
 
-	private final Duration maxWait;
+	private final PoolConfig config;
 
 	private final PoolCounters counters;
 
@@ -70,9 +70,9 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.health = allocator.health();
 		this.name = config.name();
 		this.ladder = config.sizeClasses();
-		this.maxWait = config.maxWait();
+		this.config = config;
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
-		this.history = new MemoryHistory(this.name, config.history().events());
+		this.history = new MemoryHistory(this.name, config.history());
 		this.tiers = new Tiers(this.history.recording(allocator), config, this.counters);
 		AcquireSites sites = new AcquireSites(config.history().buffers(), this.history);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
@@ -121,7 +121,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public PooledBuffer acquire(long bytes) {
-		return acquire(bytes, this.maxWait);
+		return acquire(bytes, this.config.maxWait());
 	}
 
 	@Override
@@ -211,9 +211,12 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return this.tiers.statistics(this.name, kind());
 	}
 
+	/** {@inheritDoc} Where the history holds every buffer since the pool started, the advice replays it. */
 	@Override
 	public Optional<PoolAdvice> advice() {
-		return Optional.of(PoolAdvisor.advise(this.counters.usage(statistics(), this.ladder)));
+		PoolUsage usage = this.counters.usage(statistics(), this.ladder);
+		return Optional.of(this.history.log().map((log) -> PoolAdvisor.advise(usage, log, this.config))
+			.orElseGet(() -> PoolAdvisor.advise(usage)));
 	}
 
 	@Override

@@ -102,6 +102,34 @@ class PoolAdvisorTest {
 		}
 	}
 
+	@Test
+	void whereTheHistoryHoldsEveryBufferTheAdviceReplaysItWithTheAdvisedClasses() {
+		PoolConfig.Builder config = PoolConfig.builder("device")
+			.sizeClasses(1024, 4096, 65536)
+			.segmentSize(Arena.ALIGNMENT);
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
+				config.history(new HistoryConfig(BufferRecording.ALL, 1000)).build())) {
+			workload(pool);
+			PoolAdvice.Replay replay = pool.advice().orElseThrow().replay();
+			assertThat(replay.acquires()).isEqualTo(3 * 11);
+			assertThat(replay.peakReservedBytes()).as("the peak as it was").isEqualTo(pool.statistics().peakReservedBytes())
+				.isEqualTo(8 * 4096 + 3 * 65536);
+			assertThat(replay.advisedPeakReservedBytes()).as("with 3072 and 60160 B classes")
+				.isEqualTo(8 * 3072 + 3 * 60160);
+			assertThat(replay.advisedHeldPerLent()).isLessThan(replay.heldPerLent());
+		}
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
+				config.history(new HistoryConfig(BufferRecording.ALL, 8)).build())) {
+			workload(pool);
+			assertThat(pool.advice().orElseThrow().replay()).as("the history dropped events: no log to replay").isNull();
+		}
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
+				config.history(HistoryConfig.DEFAULT).build())) {
+			workload(pool);
+			assertThat(pool.advice().orElseThrow().replay()).as("small buffers not recorded").isNull();
+		}
+	}
+
 	/** Three rounds of 8 buffers of 3000 B and 3 of 60 000 B held at once: the advice's two classes, warmed, serve it all. */
 	private static void workload(StratifiedMemoryPool pool) {
 		for (int round = 0; round < 3; round++) {
