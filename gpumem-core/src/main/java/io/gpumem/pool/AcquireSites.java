@@ -85,12 +85,6 @@ final class AcquireSites {
 			.toList();
 	}
 
-	/** Where the buffer lending {@code block} was acquired, where recorded; empty otherwise. */
-	static List<String> frames(Block block) {
-		Lend lend = block.lend;
-		return (lend != null) ? frames(lend) : List.of();
-	}
-
 	/** Where a recorded buffer was acquired. */
 	static List<String> frames(Lend lend) {
 		return frames(lend.getStackTrace());

@@ -126,9 +126,7 @@ final class MemoryHistory {
 
 	private void record(MemoryEvent.Type type, long bytes, long blockBytes, long buffer, long reserved,
 			GpuStream stream, AcquireSites.Lend lend) {
-		if (this.ring.length() > 0) {
-			record(nextSequence(), type, bytes, blockBytes, buffer, reserved, stream, lend);
-		}
+		record(nextSequence(), type, bytes, blockBytes, buffer, reserved, stream, lend);
 	}
 
 	private void record(long sequence, MemoryEvent.Type type, long bytes, long blockBytes, long buffer,

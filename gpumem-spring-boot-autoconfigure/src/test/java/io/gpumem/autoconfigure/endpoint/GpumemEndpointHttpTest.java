@@ -177,6 +177,7 @@ class GpumemEndpointHttpTest {
 	@Test
 	void aPoolsHistoryAnswersItsRecentEventsInOrder() {
 		this.devicePool.acquire(1 << 20).close();
+		this.devicePool.acquire(1 << 20).close();
 		this.client.get()
 			.uri("/actuator/gpumem/device/history")
 			.exchange()
