@@ -25,7 +25,8 @@ final class ContextGuard implements InvocationHandler {
 	/** The calls a failed context answers without the driver: each releases a resource or waits for work. */
 	private static final Set<Method> ANSWERED = methods("setCurrentContext", "releasePrimaryContext", "freeDevice",
 			"freePinned", "freeAsync", "trimMemoryPool", "destroyMemoryPool", "synchronizeStream", "destroyStream",
-			"synchronizeEvent", "destroyEvent", "unloadModule", "queryEvent");
+			"synchronizeEvent", "destroyEvent", "unloadModule", "queryEvent", "unmap", "releasePhysical",
+			"freeAddresses");
 
 	private final CudaDriver driver;
 

@@ -83,6 +83,41 @@ public interface CudaDriver {
 	/** {@code cuMemPoolDestroy}. */
 	void destroyMemoryPool(Object pool);
 
+	/**
+	 * {@code cuDeviceGetAttribute(VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)}: whether the device maps physical memory
+	 * into reserved address ranges ({@code cuMemAddressReserve}, {@code cuMemCreate}, {@code cuMemMap}).
+	 */
+	boolean virtualMemorySupported(int device);
+
+	/**
+	 * {@code cuMemGetAllocationGranularity} (minimum) of pinned memory on {@code device}: every size and offset
+	 * of the virtual-memory calls is a multiple of it.
+	 */
+	long allocationGranularity(int device);
+
+	/** {@code cuMemAddressReserve}: a range of {@code bytes} of virtual addresses, holding no memory. */
+	Object reserveAddresses(long bytes);
+
+	/** {@code cuMemAddressFree}: gives back a reserved range, unmapped first. */
+	void freeAddresses(Object base, long bytes);
+
+	/** {@code cuMemCreate}: {@code bytes} of physical memory on {@code device}, mapped nowhere yet. */
+	Object createPhysical(int device, long bytes);
+
+	/**
+	 * {@code cuMemRelease}: drops the handle; memory still mapped stays allocated until it is unmapped.
+	 */
+	void releasePhysical(Object handle);
+
+	/** {@code cuMemMap}: maps all of {@code handle}'s {@code bytes} at {@code address} of a reserved range. */
+	void map(Object address, long bytes, Object handle);
+
+	/** {@code cuMemSetAccess}: lets {@code device} read and write the mapped {@code bytes} at {@code address}. */
+	void setAccess(Object address, long bytes, int device);
+
+	/** {@code cuMemUnmap}: unmaps {@code bytes} at {@code address}, whole mappings only. */
+	void unmap(Object address, long bytes);
+
 	/** {@code cuMemAllocManaged} attached globally. */
 	Object allocateManaged(long bytes);
 

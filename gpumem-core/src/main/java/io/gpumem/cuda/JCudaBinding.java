@@ -13,11 +13,16 @@ import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUmemAccessDesc;
+import jcuda.driver.CUmemAccess_flags;
+import jcuda.driver.CUmemAllocationGranularity_flags;
 import jcuda.driver.CUmemAllocationHandleType;
+import jcuda.driver.CUmemAllocationProp;
 import jcuda.driver.CUmemAllocationType;
 import jcuda.driver.CUmemAttach_flags;
 import jcuda.driver.CUmemLocation;
 import jcuda.driver.CUmemLocationType;
+import jcuda.driver.CUmemGenericAllocationHandle;
 import jcuda.driver.CUmemPoolProps;
 import jcuda.driver.CUmemoryPool;
 import jcuda.driver.CUmodule;
@@ -78,6 +83,72 @@ final class JCudaBinding implements CudaDriver {
 	@Override
 	public boolean concurrentManagedAccess(int device) {
 		return attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_CONCURRENT_MANAGED_ACCESS) != 0;
+	}
+
+	@Override
+	public boolean virtualMemorySupported(int device) {
+		return attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED) != 0;
+	}
+
+	@Override
+	public long allocationGranularity(int device) {
+		long[] granularity = new long[1];
+		check(JCudaDriver.cuMemGetAllocationGranularity(granularity, physical(device),
+				CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
+		return granularity[0];
+	}
+
+	@Override
+	public Object reserveAddresses(long bytes) {
+		CUdeviceptr base = new CUdeviceptr();
+		check(JCudaDriver.cuMemAddressReserve(base, bytes, 0, new CUdeviceptr(), 0), "cuMemAddressReserve");
+		return base;
+	}
+
+	@Override
+	public void freeAddresses(Object base, long bytes) {
+		check(JCudaDriver.cuMemAddressFree((CUdeviceptr) base, bytes), "cuMemAddressFree");
+	}
+
+	@Override
+	public Object createPhysical(int device, long bytes) {
+		CUmemGenericAllocationHandle handle = new CUmemGenericAllocationHandle();
+		check(JCudaDriver.cuMemCreate(handle, bytes, physical(device), 0), "cuMemCreate");
+		return handle;
+	}
+
+	@Override
+	public void releasePhysical(Object handle) {
+		check(JCudaDriver.cuMemRelease((CUmemGenericAllocationHandle) handle), "cuMemRelease");
+	}
+
+	@Override
+	public void map(Object address, long bytes, Object handle) {
+		check(JCudaDriver.cuMemMap((CUdeviceptr) address, bytes, 0, (CUmemGenericAllocationHandle) handle, 0),
+				"cuMemMap");
+	}
+
+	@Override
+	public void setAccess(Object address, long bytes, int device) {
+		CUmemAccessDesc access = new CUmemAccessDesc(
+				new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, device),
+				CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
+		check(JCudaDriver.cuMemSetAccess((CUdeviceptr) address, bytes, new CUmemAccessDesc[] { access }, 1),
+				"cuMemSetAccess");
+	}
+
+	@Override
+	public void unmap(Object address, long bytes) {
+		check(JCudaDriver.cuMemUnmap((CUdeviceptr) address, bytes), "cuMemUnmap");
+	}
+
+	/** Pinned memory on {@code device}, as the virtual-memory calls ask for it. */
+	private static CUmemAllocationProp physical(int device) {
+		CUmemAllocationProp properties = new CUmemAllocationProp();
+		properties.type = CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED;
+		properties.requestedHandleTypes = CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE;
+		properties.location = new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, device);
+		return properties;
 	}
 
 	@Override

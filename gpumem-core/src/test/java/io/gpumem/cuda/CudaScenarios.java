@@ -25,6 +25,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What the CUDA backend must do, run against the fake driver everywhere and against the real driver
@@ -66,6 +67,44 @@ abstract class CudaScenarios {
 			this.unified.close();
 			this.backend.close();
 		}
+	}
+
+	/**
+	 * The virtual-memory round trip expandable segments rest on: a reserved range costs no memory, two physical
+	 * granules mapped side by side with access set take a copy across their boundary and a memset, stay usable
+	 * after their handles are released, and go back to the device once unmapped.
+	 */
+	@Test
+	void twoGranulesMappedIntoOneReservedRangeHoldACopyAcrossTheirBoundaryAndGoBackWhenUnmapped() {
+		CudaDevice device = this.backend.device();
+		CudaDriver driver = device.bind();
+		int ordinal = device.ordinal();
+		assumeTrue(driver.virtualMemorySupported(ordinal), "the device reports no virtual-memory management");
+		long granule = driver.allocationGranularity(ordinal);
+		long freeBefore = driver.memoryInfo().freeBytes();
+		Object base = driver.reserveAddresses(4 * granule);
+		assertThat(driver.memoryInfo().freeBytes()).as("a reserved range holds no memory")
+			.isGreaterThan(freeBefore - granule);
+		Object first = driver.createPhysical(ordinal, granule);
+		Object second = driver.createPhysical(ordinal, granule);
+		driver.map(base, granule, first);
+		driver.map(driver.offset(base, granule), granule, second);
+		driver.setAccess(base, 2 * granule, ordinal);
+		byte[] data = new byte[(int) granule];
+		this.random.nextBytes(data);
+		Object across = driver.offset(base, granule / 2);
+		driver.copyArrayToDevice(across, data, 0, data.length);
+		driver.memsetD8(driver.offset(base, granule - 16), (byte) 7, 32, null);
+		driver.releasePhysical(first);
+		driver.releasePhysical(second);
+		byte[] back = new byte[data.length];
+		driver.copyDeviceToArray(back, 0, across, back.length);
+		Arrays.fill(data, (int) (granule / 2 - 16), (int) (granule / 2 + 16), (byte) 7);
+		assertThat(back).as("released handles stay mapped until unmapped").isEqualTo(data);
+		driver.unmap(base, 2 * granule);
+		driver.freeAddresses(base, 4 * granule);
+		assertThat(driver.memoryInfo().freeBytes()).as("unmapped, the granules went back")
+			.isGreaterThan(freeBefore - granule);
 	}
 
 	@Test

@@ -63,6 +63,13 @@ import io.gpumem.memory.MemoryInfo;
  * a launch runs the Java body bound to the entry's name with {@link #kernel(String, FakeKernel)}, as stream
  * work, its arguments checked against the PTX parameters ({@code .u64} a device pointer or a long,
  * {@code .u32}/{@code .s32} an int, {@code .f32} a float, {@code .f64} a double).</li>
+ * <li><b>Virtual memory</b> ({@code cuMemAddressReserve}, {@code cuMemCreate}, {@code cuMemMap},
+ * {@code cuMemSetAccess}, {@code cuMemUnmap}, {@code cuMemRelease}, {@code cuMemAddressFree}; {@link FakeAddressRange}):
+ * sizes and offsets are whole granules of {@value #GRANULARITY} bytes; a reserved range holds no memory and
+ * {@code cuMemCreate} charges the capacity; a copy or memset into a mapping whose access is not set is
+ * {@code CUDA_ERROR_INVALID_VALUE}, and a kernel reaching one, or past the mapped bytes, faults the context;
+ * {@code cuMemUnmap} takes whole mappings only, {@code cuMemAddressFree} a range with nothing mapped; a handle
+ * released while mapped keeps its memory until unmapped. The fake reserves at most 2 GiB at once.</li>
  * <li><b>A faulting kernel poisons the context</b>: a body that reaches outside its memory (an
  * {@link IndexOutOfBoundsException}) is {@code CUDA_ERROR_ILLEGAL_ADDRESS}, reported by the call that ran the
  * work; then, as CUDA's documentation says, "any further CUDA work will return the same error": every later
@@ -93,6 +100,9 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	static final int ILLEGAL_ADDRESS = 700;
 
+	/** The allocation granularity of the virtual-memory calls: 2 MiB, as on current GPUs. */
+	static final long GRANULARITY = 2L << 20;
+
 	final long capacity;
 
 	volatile int driverVersion = 12080;
@@ -108,6 +118,11 @@ public final class FakeCudaDriver implements CudaDriver {
 	volatile boolean peerAccessSupported = true;
 
 	volatile boolean memoryPoolsSupported = true;
+
+	volatile boolean virtualMemorySupported = true;
+
+	/** Held by the virtual-memory calls, which change ranges and handles together. */
+	private final Object mappings = new Object();
 
 	private final AtomicInteger refusals = new AtomicInteger();
 
@@ -272,6 +287,132 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public boolean concurrentManagedAccess(int device) {
 		return this.concurrentManagedAccess;
+	}
+
+	@Override
+	public boolean virtualMemorySupported(int device) {
+		return this.virtualMemorySupported;
+	}
+
+	@Override
+	public long allocationGranularity(int device) {
+		String call = "cuMemGetAllocationGranularity";
+		requireContext(call);
+		if (!this.virtualMemorySupported) {
+			fail(call, NOT_SUPPORTED);
+		}
+		return GRANULARITY;
+	}
+
+	@Override
+	public Object reserveAddresses(long bytes) {
+		String call = "cuMemAddressReserve";
+		int device = requireContext(call);
+		requireGranules(call, bytes);
+		if (bytes > Integer.MAX_VALUE) {
+			fail(call, INVALID_VALUE);
+		}
+		FakeAddressRange range = new FakeAddressRange(bytes);
+		Block block = new Block(range.memory, device, null, range);
+		this.live.add(block);
+		return new FakePointer(block, 0);
+	}
+
+	@Override
+	public void freeAddresses(Object base, long bytes) {
+		String call = "cuMemAddressFree";
+		requireContext(call);
+		FakePointer at = (FakePointer) base;
+		synchronized (this.mappings) {
+			FakeAddressRange range = at.block.range;
+			if (range == null || at.offset != 0 || bytes != range.bytes || range.isMapped()
+					|| !this.live.remove(at.block)) {
+				fail(call, INVALID_VALUE);
+			}
+		}
+	}
+
+	@Override
+	public Object createPhysical(int device, long bytes) {
+		String call = "cuMemCreate";
+		requireContext(call);
+		requireGranules(call, bytes);
+		if (this.refusals.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
+			fail(call, CudaException.OUT_OF_MEMORY);
+		}
+		charge(call, device, bytes);
+		return new FakeAddressRange.Physical(device, bytes);
+	}
+
+	@Override
+	public void releasePhysical(Object handle) {
+		String call = "cuMemRelease";
+		requireContext(call);
+		FakeAddressRange.Physical physical = (FakeAddressRange.Physical) handle;
+		synchronized (this.mappings) {
+			if (physical.released) {
+				fail(call, INVALID_VALUE);
+			}
+			physical.released = true;
+			giveBackIfGone(physical);
+		}
+	}
+
+	@Override
+	public void map(Object address, long bytes, Object handle) {
+		String call = "cuMemMap";
+		requireContext(call);
+		FakePointer at = (FakePointer) address;
+		FakeAddressRange.Physical physical = (FakeAddressRange.Physical) handle;
+		requireGranules(call, at.offset);
+		requireGranules(call, bytes);
+		synchronized (this.mappings) {
+			if (at.block.range == null || !this.live.contains(at.block) || physical.released
+					|| bytes != physical.bytes || !at.block.range.map(at.offset, physical)) {
+				fail(call, INVALID_VALUE);
+			}
+		}
+	}
+
+	@Override
+	public void setAccess(Object address, long bytes, int device) {
+		String call = "cuMemSetAccess";
+		requireContext(call);
+		FakePointer at = (FakePointer) address;
+		synchronized (this.mappings) {
+			if (at.block.range == null || device != at.block.ordinal || !at.block.range.setAccess(at.offset, bytes)) {
+				fail(call, INVALID_VALUE);
+			}
+		}
+	}
+
+	@Override
+	public void unmap(Object address, long bytes) {
+		String call = "cuMemUnmap";
+		requireContext(call);
+		FakePointer at = (FakePointer) address;
+		synchronized (this.mappings) {
+			List<FakeAddressRange.Physical> unmapped = (at.block.range != null) ? at.block.range.unmap(at.offset, bytes)
+					: null;
+			if (unmapped == null) {
+				fail(call, INVALID_VALUE);
+			}
+			unmapped.forEach(this::giveBackIfGone);
+		}
+	}
+
+	/** Gives a handle's memory back to its device once it is released and mapped nowhere. */
+	private void giveBackIfGone(FakeAddressRange.Physical physical) {
+		if (physical.gone()) {
+			used(physical.device).addAndGet(-physical.bytes);
+		}
+	}
+
+	/** Refuses a size or offset of the virtual-memory calls that is not a whole number of granules. */
+	private static void requireGranules(String call, long bytes) {
+		if (bytes < 0 || bytes % GRANULARITY != 0) {
+			fail(call, INVALID_VALUE);
+		}
 	}
 
 	@Override
@@ -808,10 +949,14 @@ public final class FakeCudaDriver implements CudaDriver {
 		return memory(call, pointer, bytes);
 	}
 
-	/** The memory a pointer addresses, checked to be live and large enough. */
+	/**
+	 * The memory a pointer addresses, checked to be live and large enough, and in a reserved range mapped with
+	 * access set.
+	 */
 	private ByteBuffer memory(String call, Object pointer, long bytes) {
 		FakePointer at = (FakePointer) pointer;
-		if (!this.live.contains(at.block) || bytes < 0 || at.offset + bytes > at.memory().capacity()) {
+		if (!this.live.contains(at.block) || bytes < 0 || at.offset + bytes > at.memory().capacity()
+				|| (at.block.range != null && !at.block.range.accessible(at.offset, bytes))) {
 			fail(call, INVALID_VALUE);
 		}
 		return at.memory().slice(at.offset, (int) bytes).order(ByteOrder.nativeOrder());
@@ -903,11 +1048,16 @@ public final class FakeCudaDriver implements CudaDriver {
 			return this.threads;
 		}
 
-		/** The device memory of a pointer argument, from the pointer to the end of its allocation, in native order. */
+		/**
+		 * The device memory of a pointer argument, from the pointer to the end of its allocation, in native order;
+		 * in a reserved range, to the end of the mapped and accessible bytes there, none if the pointer's are not.
+		 */
 		public ByteBuffer memory(int argument) {
 			FakePointer pointer = (FakePointer) this.arguments[argument];
 			ByteBuffer memory = pointer.memory();
-			return memory.slice(pointer.offset, memory.capacity() - pointer.offset).order(ByteOrder.nativeOrder());
+			long end = (pointer.block.range != null) ? pointer.block.range.accessibleEnd(pointer.offset)
+					: memory.capacity();
+			return memory.slice(pointer.offset, (int) (end - pointer.offset)).order(ByteOrder.nativeOrder());
 		}
 
 		public int intArgument(int argument) {
@@ -932,13 +1082,21 @@ public final class FakeCudaDriver implements CudaDriver {
 
 		final FakeMemoryPool pool;
 
+		/** The reserved address range this block is, or null for an allocation. */
+		final FakeAddressRange range;
+
 		/** The stream whose {@code cuMemFreeAsync} of this block has not run yet; null once it has. */
 		FakeStream pendingOn;
 
 		Block(ByteBuffer memory, int ordinal, FakeMemoryPool pool) {
+			this(memory, ordinal, pool, null);
+		}
+
+		Block(ByteBuffer memory, int ordinal, FakeMemoryPool pool, FakeAddressRange range) {
 			this.memory = memory;
 			this.ordinal = ordinal;
 			this.pool = pool;
+			this.range = range;
 		}
 
 	}
