@@ -107,6 +107,11 @@ public final class GpuAdmission {
 		return this.waiting.get();
 	}
 
+	/** Callers in the permits' queue, in turn: those counted waiting that have reached it. */
+	int queued() {
+		return (this.permits != null) ? this.permits.getQueueLength() : 0;
+	}
+
 	/** Permits handed out so far. */
 	public long admitted() {
 		return this.admitted.sum();

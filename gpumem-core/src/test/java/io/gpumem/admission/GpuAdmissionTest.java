@@ -64,7 +64,7 @@ class GpuAdmissionTest {
 				}
 			}));
 			int waiting = i + 1;
-			await(() -> admission.waiting() == waiting);
+			await(() -> admission.queued() == waiting);
 		}
 		running.close();
 		for (Future<?> waiter : waiters) {
