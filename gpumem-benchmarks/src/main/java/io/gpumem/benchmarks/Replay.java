@@ -9,8 +9,6 @@ import java.util.logging.Logger;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.gpumem.memory.ByteSizes;
-import io.gpumem.pool.BufferRecording;
-import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.HistoryReplay;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolHistory;
@@ -48,22 +46,22 @@ public final class Replay {
 		System.out.printf(Locale.ROOT, "Replay of pool '%s': %d events on a device of %s%n%n", history.pool(),
 				history.events().size(), ByteSizes.format(capacity));
 		System.out.println("| settings | acquires | peak reserved | recorded peak | replayed / recorded | peak lent "
-				+ "| held / lent | fresh allocations | fragmentation at peak | ran out |");
-		System.out.println("|---|---|---|---|---|---|---|---|---|---|");
+				+ "| held / lent | fresh allocations | fragmentation at peak | waited | ran out |");
+		System.out.println("|---|---|---|---|---|---|---|---|---|---|---|");
 		for (String setting : settings) {
 			HistoryReplay.ReplayResult result = HistoryReplay.replay(history, config(setting), capacity);
-			System.out.printf(Locale.ROOT, "| %s | %d | %s | %s | %.3f | %s | %.3f | %d | %.3f | %s |%n",
+			System.out.printf(Locale.ROOT, "| %s | %d | %s | %s | %.3f | %s | %.3f | %d | %.3f | %d | %s |%n",
 					setting.isEmpty() ? "defaults" : setting, result.acquires(),
 					ByteSizes.format(result.peakReservedBytes()), ByteSizes.format(result.recordedPeakReservedBytes()),
 					(double) result.peakReservedBytes() / result.recordedPeakReservedBytes(),
 					ByteSizes.format(result.peakLentBytes()), result.heldPerLent(), result.freshAllocations(),
-					result.fragmentation(), result.ranOut() ? result.failures() + " acquires failed" : "no");
+					result.fragmentation(), result.waits(), result.ranOut() ? result.failures() + " acquires failed" : "no");
 		}
 	}
 
-	/** A pool configuration from {@code key=value} pairs, recording nothing itself. */
+	/** A pool configuration from {@code key=value} pairs. */
 	static PoolConfig config(String settings) {
-		PoolConfig.Builder builder = PoolConfig.builder("replay").history(new HistoryConfig(BufferRecording.OFF, 0));
+		PoolConfig.Builder builder = PoolConfig.builder("replay");
 		for (String setting : settings.split(",")) {
 			if (setting.isBlank()) {
 				continue;

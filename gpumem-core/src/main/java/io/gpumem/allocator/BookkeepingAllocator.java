@@ -1,5 +1,7 @@
 package io.gpumem.allocator;
 
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.Allocation;
@@ -23,6 +25,8 @@ public final class BookkeepingAllocator implements MemoryAllocator {
 
 	private final AtomicLong bookedBytes = new AtomicLong();
 
+	private final Set<Allocation> live = ConcurrentHashMap.newKeySet();
+
 	public BookkeepingAllocator(MemoryKind kind, long capacityBytes) {
 		if (capacityBytes <= 0) {
 			throw new IllegalArgumentException("capacity must be positive: " + capacityBytes);
@@ -44,15 +48,18 @@ public final class BookkeepingAllocator implements MemoryAllocator {
 			throw new GpuOutOfMemoryException(
 					OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfo(), -1, "the booked capacity is exhausted"));
 		}
-		return new Booked(this, bytes);
+		Booked booked = new Booked(this, bytes);
+		this.live.add(booked);
+		return booked;
 	}
 
 	@Override
 	public void free(Allocation allocation) {
-		if (!(allocation instanceof Booked booked) || booked.owner != this) {
-			throw new IllegalArgumentException("not an allocation of this allocator: " + allocation);
+		if (!this.live.remove(allocation)) {
+			throw new IllegalArgumentException("not a live allocation of this allocator (freed already, or a slice): "
+					+ allocation);
 		}
-		this.bookedBytes.addAndGet(-booked.bytes);
+		this.bookedBytes.addAndGet(-allocation.size());
 	}
 
 	@Override

@@ -1,5 +1,7 @@
 package io.gpumem.cuda;
 
+import java.util.concurrent.atomic.AtomicInteger;
+
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.stream.GpuEvent;
@@ -11,6 +13,11 @@ import io.gpumem.stream.GpuStream;
  * {@code Async} driver calls.
  */
 final class CudaStream implements GpuStream {
+
+	/** Numbers the streams, so that two of a device tell apart in logs and the pools' history. */
+	private static final AtomicInteger NUMBERS = new AtomicInteger();
+
+	private final int number = NUMBERS.incrementAndGet();
 
 	private final CudaDevice device;
 
@@ -187,7 +194,7 @@ final class CudaStream implements GpuStream {
 
 	@Override
 	public String toString() {
-		return "CudaStream[device " + this.device.ordinal() + (this.closed ? ", closed" : "") + "]";
+		return "CudaStream[device " + this.device.ordinal() + ", #" + this.number + (this.closed ? ", closed" : "") + "]";
 	}
 
 }

@@ -1,6 +1,7 @@
 package io.gpumem.host;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.DeviceHealth;
@@ -13,6 +14,11 @@ import io.gpumem.stream.GpuStream;
  * failed, it refuses work and synchronizations, as a CUDA stream does.
  */
 final class HostStream implements GpuStream {
+
+	/** Numbers the streams, so that two tell apart in logs and the pools' history. */
+	private static final AtomicInteger NUMBERS = new AtomicInteger();
+
+	private final int number = NUMBERS.incrementAndGet();
 
 	private static final GpuEvent COMPLETE = new GpuEvent() {
 
@@ -102,7 +108,7 @@ final class HostStream implements GpuStream {
 
 	@Override
 	public String toString() {
-		return "HostStream" + (this.closed ? "[closed]" : "");
+		return "HostStream[#" + this.number + (this.closed ? ", closed" : "") + "]";
 	}
 
 }

@@ -73,7 +73,7 @@ final class AcquireSites {
 	List<MemoryHolder> top(int count) {
 		Map<List<String>, long[]> sites = new HashMap<>();
 		for (Lend lend : this.lent) {
-			long[] held = sites.computeIfAbsent(frames(lend.getStackTrace()), (site) -> new long[2]);
+			long[] held = sites.computeIfAbsent(lend.frames(), (site) -> new long[2]);
 			held[0] += lend.bytes;
 			held[1]++;
 		}
@@ -87,7 +87,7 @@ final class AcquireSites {
 
 	/** Where a recorded buffer was acquired. */
 	static List<String> frames(Lend lend) {
-		return frames(lend.getStackTrace());
+		return lend.frames();
 	}
 
 	/** The acquiring code: the first frames outside gpumem. */
@@ -137,6 +137,9 @@ final class AcquireSites {
 		/** The stream the acquire was ordered on, or null. */
 		final transient GpuStream stream;
 
+		/** The acquiring frames, once read; the stack itself is dropped then, as the history may keep the lend. */
+		private List<String> frames;
+
 		Lend(AcquireSites sites, long requestedBytes, long bytes, GpuStream stream) {
 			super("acquired here", null, false, true);
 			this.sites = sites;
@@ -144,6 +147,14 @@ final class AcquireSites {
 			this.requestedBytes = requestedBytes;
 			this.bytes = bytes;
 			this.stream = stream;
+		}
+
+		synchronized List<String> frames() {
+			if (this.frames == null) {
+				this.frames = AcquireSites.frames(getStackTrace());
+				setStackTrace(new StackTraceElement[0]);
+			}
+			return this.frames;
 		}
 
 		/** Called as the buffer is closed or reclaimed. */

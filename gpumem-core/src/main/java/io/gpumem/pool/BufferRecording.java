@@ -10,7 +10,7 @@ public enum BufferRecording {
 	/** No buffer is recorded; the history keeps segments, trims and failures only. */
 	OFF(Long.MAX_VALUE),
 
-	/** Buffers of 1 MiB or more, the ones that fill a device, are recorded: about a microsecond per such acquire. */
+	/** Buffers of 1 MiB or more requested, the ones that fill a device: about a microsecond per such acquire. */
 	LARGE(1L << 20),
 
 	/**
@@ -25,7 +25,7 @@ public enum BufferRecording {
 		this.smallestBytes = smallestBytes;
 	}
 
-	/** Whether a buffer of a block of {@code bytes} is recorded. */
+	/** Whether a buffer of {@code bytes} requested is recorded. */
 	boolean records(long bytes) {
 		return bytes >= this.smallestBytes;
 	}

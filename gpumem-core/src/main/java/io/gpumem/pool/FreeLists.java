@@ -173,6 +173,7 @@ final class FreeLists implements Tier {
 		}
 	}
 
+	/** Takes every cached block out to the arena, and caches nothing more. */
 	@Override
 	public void close() {
 		List<Block> blocks = new ArrayList<>();

@@ -1,6 +1,8 @@
 package io.gpumem.pool;
 
 import java.time.Duration;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
 
@@ -14,8 +16,9 @@ import io.gpumem.memory.MemoryKind;
  * replay benchmark replays its logging adaptor's log: each recorded buffer is acquired and closed in the recorded
  * order, from the stripe of the thread that acquired it, over an allocator that books the capacity and holds no
  * memory, so that a replay costs no device memory. The log must hold every buffer (record
- * {@link BufferRecording#ALL}, and keep enough {@code events}); buffers closed after stream work count as closed
- * when their close was called, trims are not repeated, and no acquire waits for memory.
+ * {@link BufferRecording#ALL}, and keep enough {@code events}). Trims are not repeated; an acquire that finds no
+ * memory waits for later closes where the settings' {@code max-wait} is not zero, with no clock: as long as the
+ * log lets it.
  */
 public final class HistoryReplay {
 
@@ -24,49 +27,114 @@ public final class HistoryReplay {
 
 	/** What the recorded buffers would have done to a pool of {@code config} on a device of {@code capacityBytes}. */
 	public static ReplayResult replay(PoolHistory history, PoolConfig config, long capacityBytes) {
-		StatisticsAllocator device = new StatisticsAllocator(new BookkeepingAllocator(MemoryKind.DEVICE, capacityBytes));
-		Map<Long, PooledBuffer> open = new HashMap<>();
-		Map<String, Integer> stripes = new HashMap<>();
+		return replay(history, config, config.sizeClasses(), capacityBytes);
+	}
+
+	/**
+	 * What the recorded buffers would have done to a pool of {@code config} but with the classes of {@code ladder}
+	 * on a device of {@code capacityBytes}; the replayed pool records nothing and runs nothing on a clock.
+	 * @throws IllegalArgumentException if the history dropped its first events to make room
+	 */
+	public static ReplayResult replay(PoolHistory history, PoolConfig config, SizeClassLadder ladder,
+			long capacityBytes) {
+		if (!history.complete()) {
+			throw new IllegalArgumentException("the history of pool '" + history.pool() + "' dropped its first "
+					+ "events to make room, so buffers acquired then would be missing; record with more "
+					+ "gpumem.history.events");
+		}
+		Run run = new Run(new StatisticsAllocator(new BookkeepingAllocator(MemoryKind.DEVICE, capacityBytes)),
+				config.maxWait().isZero());
 		ThreadState thread = ThreadState.current();
 		int ownStripe = thread.stripe;
-		long acquires = 0, failures = 0, lent = 0, peakLent = 0, peakReserved = 0, recordedPeak = 0;
-		double fragmentation = 0;
-		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(device, config)) {
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(run.device, config.forReplay(ladder))) {
 			for (MemoryEvent event : history.events()) {
-				recordedPeak = Math.max(recordedPeak, event.reservedBytes());
+				run.recordedPeak = Math.max(run.recordedPeak, event.reservedBytes());
 				if (event.type() == MemoryEvent.Type.ACQUIRE) {
-					thread.stripe = stripes.computeIfAbsent(event.thread(), (name) -> stripes.size());
-					acquires++;
-					try {
-						open.put(event.buffer(), pool.acquire(event.bytes(), Duration.ZERO));
-					}
-					catch (GpuOutOfMemoryException ex) {
-						failures++;
-						continue;
-					}
-					lent += event.bytes();
-					peakLent = Math.max(peakLent, lent);
-					long reserved = device.statistics().currentBytes();
-					if (reserved > peakReserved) {
-						peakReserved = reserved;
-						fragmentation = pool.statistics().segments().fragmentation();
+					run.acquires++;
+					if (!run.acquire(pool, thread, event) && !run.failAtOnce) {
+						run.waiting.add(event);
 					}
 				}
 				else if (event.type() == MemoryEvent.Type.CLOSE) {
-					PooledBuffer buffer = open.remove(event.buffer());
-					if (buffer != null) {
-						lent -= buffer.size();
-						buffer.close();
-					}
+					run.close(pool, thread, event);
 				}
 			}
-			open.values().forEach(PooledBuffer::close);
+			run.failures += run.waiting.size();
+			run.open.values().forEach(PooledBuffer::close);
 		}
 		finally {
 			thread.stripe = ownStripe;
 		}
-		return new ReplayResult(acquires, peakLent, peakReserved, device.statistics().totalCount(), fragmentation,
-				failures, recordedPeak);
+		return new ReplayResult(run.acquires, run.peakLent, run.peakReserved, run.device.statistics().totalCount(),
+				run.fragmentation, run.waited, run.failures, run.recordedPeak);
+	}
+
+	/** A replay under way: the buffers open, the acquires waiting for memory, and what it has found so far. */
+	private static final class Run {
+
+		final StatisticsAllocator device;
+
+		/** Whether an acquire that finds no memory fails, as with {@code max-wait} zero, rather than waits. */
+		final boolean failAtOnce;
+
+		final Map<Long, PooledBuffer> open = new HashMap<>();
+
+		/** Acquires waiting, in the order they came, for closes to give memory back, as a pool's waiters do. */
+		final Deque<MemoryEvent> waiting = new ArrayDeque<>();
+
+		final Map<String, Integer> stripes = new HashMap<>();
+
+		long acquires, waited, failures, lent, peakLent, peakReserved, recordedPeak;
+
+		double fragmentation;
+
+		Run(StatisticsAllocator device, boolean failAtOnce) {
+			this.device = device;
+			this.failAtOnce = failAtOnce;
+		}
+
+		/** Acquires the recorded buffer from the stripe of the thread that did; false where no memory could be had. */
+		boolean acquire(StratifiedMemoryPool pool, ThreadState thread, MemoryEvent event) {
+			thread.stripe = this.stripes.computeIfAbsent(event.thread(), (name) -> this.stripes.size());
+			try {
+				this.open.put(event.buffer(), pool.acquire(event.bytes(), Duration.ZERO));
+			}
+			catch (GpuOutOfMemoryException ex) {
+				if (this.failAtOnce) {
+					this.failures++;
+				}
+				return false;
+			}
+			this.lent += event.bytes();
+			this.peakLent = Math.max(this.peakLent, this.lent);
+			long reserved = this.device.statistics().currentBytes();
+			if (reserved > this.peakReserved) {
+				this.peakReserved = reserved;
+				this.fragmentation = pool.statistics().segments().fragmentation();
+			}
+			return true;
+		}
+
+		/**
+		 * Closes the recorded buffer and serves the acquires waiting, in order, while memory lasts; a buffer closed
+		 * while its acquire still waited was never served.
+		 */
+		void close(StratifiedMemoryPool pool, ThreadState thread, MemoryEvent event) {
+			PooledBuffer buffer = this.open.remove(event.buffer());
+			if (buffer == null) {
+				if (this.waiting.removeIf((acquire) -> acquire.buffer() == event.buffer())) {
+					this.failures++;
+				}
+				return;
+			}
+			this.lent -= buffer.size();
+			buffer.close();
+			while (!this.waiting.isEmpty() && acquire(pool, thread, this.waiting.peek())) {
+				this.waiting.poll();
+				this.waited++;
+			}
+		}
+
 	}
 
 	/**
@@ -77,11 +145,14 @@ public final class HistoryReplay {
 	 * @param peakReservedBytes the most bytes the pool held from the device at once
 	 * @param freshAllocations the allocations the pool made from the device
 	 * @param fragmentation the pool's fragmentation figure when it reached its peak ({@link PoolStatistics.Segments})
-	 * @param failures the acquires that would have run out of memory
+	 * @param waits the acquires that found no memory and were served by a later close, as the pool's
+	 * {@code max-wait} lets them be
+	 * @param failures the acquires that would have run out of memory: at once where {@code max-wait} is zero, else
+	 * those no close served before their buffer was closed or the log ended
 	 * @param recordedPeakReservedBytes the most bytes the recorded pool held at once, as its events say
 	 */
 	public record ReplayResult(long acquires, long peakLentBytes, long peakReservedBytes, long freshAllocations,
-			double fragmentation, long failures, long recordedPeakReservedBytes) {
+			double fragmentation, long waits, long failures, long recordedPeakReservedBytes) {
 
 		/** Bytes held at the peak per byte lent at its peak; 1.0 is the physical limit. */
 		public double heldPerLent() {

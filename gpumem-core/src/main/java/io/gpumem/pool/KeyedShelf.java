@@ -151,12 +151,12 @@ final class KeyedShelf implements BufferShelf, Tier {
 		}
 	}
 
-	/** Gives everything set aside back to the pool, sets nothing aside any more, and leaves the pool's tiers. */
 	@Override
 	public synchronized void collectCached(ObjLongConsumer<Block> cached) {
 		this.byKey.values().forEach((kept) -> kept.forEach((each) -> cached.accept(each.block, each.stamp)));
 	}
 
+	/** Gives everything set aside back to the pool, sets nothing aside any more, and leaves the pool's tiers. */
 	@Override
 	public void close() {
 		synchronized (this) {

@@ -6,9 +6,11 @@ import java.util.List;
  * One event of a pool's history ({@link MemoryCache#history()}): a recorded buffer acquired or closed, a segment
  * allocated from or released to the allocator, a trim that released memory, an acquire that failed for want of it.
  *
- * @param sequence the event's number in the pool's history, from 0, in the order the pool did what it tells: an
- * acquire's is drawn before it takes its block, so it comes before the segment allocated for it, and a close's
- * after its block is back
+ * @param sequence the event's number in the pool's history, from 0, nearly in the order the pool took and gave
+ * back memory: an acquire's is drawn before it takes its block (so a miss comes before the segment allocated for
+ * it, and an acquire that waited for memory before the closes that gave it some), a close's once its block is
+ * back (after its stream's work, for a buffer closed after one); a buffer set aside on a shelf is closed when set
+ * aside, and taken from it when taken. The number of an acquire that failed is not used.
  * @param timeMicros when, in microseconds since the epoch
  * @param type what happened
  * @param bytes bytes requested (acquire, close, out of memory), allocated or released (segments), or released by

@@ -66,6 +66,11 @@ final class MemoryHistory {
 		};
 	}
 
+	/** The pool's name. */
+	String pool() {
+		return this.pool;
+	}
+
 	/** A number for a recorded buffer, which its acquire and close carry. */
 	long nextBuffer() {
 		return this.buffers.incrementAndGet();
@@ -107,16 +112,28 @@ final class MemoryHistory {
 	 * and the ring has dropped no event.
 	 */
 	Optional<PoolHistory> log() {
-		boolean whole = this.recording == BufferRecording.ALL && this.next.get() <= this.ring.length();
-		return whole ? Optional.of(new PoolHistory(this.pool, events())) : Optional.empty();
+		PoolHistory history = read();
+		return (this.recording == BufferRecording.ALL && history.complete()) ? Optional.of(history)
+				: Optional.empty();
 	}
 
-	/** The events held, oldest first. */
-	List<MemoryEvent> events() {
+	/** The events held, and whether they are all since the pool started (no lap of the ring overwrote any). */
+	PoolHistory read() {
+		List<MemoryEvent> events = events();
+		return new PoolHistory(this.pool, this.next.get() <= this.ring.length(), events);
+	}
+
+	/**
+	 * The events held, oldest first: those of the last lap of the ring. An entry written late (an acquire that
+	 * waited) never replaces a newer one, and a slot whose sequence was drawn and never written (an acquire that
+	 * failed) holds no event of an earlier lap.
+	 */
+	private List<MemoryEvent> events() {
+		long oldest = this.next.get() - this.ring.length();
 		List<Entry> entries = new ArrayList<>(this.ring.length());
 		for (int i = 0; i < this.ring.length(); i++) {
 			Entry entry = this.ring.get(i);
-			if (entry != null) {
+			if (entry != null && entry.sequence >= oldest) {
 				entries.add(entry);
 			}
 		}
@@ -135,8 +152,14 @@ final class MemoryHistory {
 			return;
 		}
 		long micros = START_MICROS + (System.nanoTime() - START_NANOS) / 1000;
-		this.ring.set((int) (sequence % this.ring.length()), new Entry(sequence, micros, type, bytes, blockBytes,
-				buffer, reserved, Thread.currentThread().getName(), stream, lend));
+		Entry entry = new Entry(sequence, micros, type, bytes, blockBytes, buffer, reserved,
+				Thread.currentThread().getName(), stream, lend);
+		int slot = (int) (sequence % this.ring.length());
+		for (Entry held = this.ring.get(slot); held == null || held.sequence < sequence; held = this.ring.get(slot)) {
+			if (this.ring.compareAndSet(slot, held, entry)) {
+				return;
+			}
+		}
 	}
 
 	/** An event as the ring holds it: its stream and acquiring frames are read only when the history is. */

@@ -37,9 +37,8 @@ public final class PoolAdvisor {
 	public static PoolAdvice advise(PoolUsage usage, PoolHistory log, PoolConfig config) {
 		PoolAdvice advice = advise(usage);
 		HistoryReplay.ReplayResult now = HistoryReplay.replay(log, config, UNBOUNDED);
-		HistoryReplay.ReplayResult advised = HistoryReplay.replay(log,
-				config.with(SizeClassLadder.of(advice.ladder().advised().stream().mapToLong(Long::longValue).toArray())),
-				UNBOUNDED);
+		HistoryReplay.ReplayResult advised = HistoryReplay.replay(log, config,
+				SizeClassLadder.of(advice.ladder().advised().stream().mapToLong(Long::longValue).toArray()), UNBOUNDED);
 		return new PoolAdvice(advice.pool(), advice.requests(), advice.ladder(), advice.warm(), advice.maxCached(),
 				new PoolAdvice.Replay(now.acquires(), now.peakReservedBytes(), advised.peakReservedBytes(),
 						now.heldPerLent(), advised.heldPerLent()));

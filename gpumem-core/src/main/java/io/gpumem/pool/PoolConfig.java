@@ -104,7 +104,7 @@ public final class PoolConfig {
 		return this.leakDetection;
 	}
 
-	/** What the pool's history keeps: by default buffers of 1 MiB or more, and the last 4096 events. */
+	/** What the pool's history keeps; {@link HistoryConfig#DEFAULT} by default. */
 	public HistoryConfig history() {
 		return this.history;
 	}
@@ -115,20 +115,22 @@ public final class PoolConfig {
 	}
 
 	/**
-	 * The step in which the pool allocates the memory it cuts its classes' blocks from: a request of up
-	 * to half of it is cut from a segment of this size, a larger one from a segment of its size rounded
-	 * up to a multiple of it. A pool over a {@linkplain io.gpumem.memory.MemoryAllocator#streamOrdered()
-	 * stream-ordered} allocator takes a segment per block instead.
+	 * The step in which the pool allocates the memory it cuts blocks from: a request of up to half of it is cut from
+	 * a segment of this size, a larger one from one of its size rounded up to a multiple of it; over a
+	 * {@linkplain io.gpumem.memory.MemoryAllocator#streamOrdered() stream-ordered} allocator, a segment per block.
 	 */
 	public long segmentBytes() {
 		return this.segmentBytes;
 	}
 
-	/** These settings with {@code ladder} for classes; warm-ups and caps of classes not in it are dropped. */
-	PoolConfig with(SizeClassLadder ladder) {
-		Builder builder = builder(this.name).maxCachedBytes(this.maxCachedBytes).idleTrimAfter(this.idleTrimAfter)
-			.oomRetries(this.oomRetries).maxWait(this.maxWait).leakDetection(this.leakDetection).history(this.history)
-			.stripes(this.stripes).segmentSize(this.segmentBytes);
+	/**
+	 * These settings for a {@link HistoryReplay} with the classes of {@code ladder}, under a name of its own, with
+	 * nothing that records or runs on a clock: no history, no idle trim, no leak detection.
+	 */
+	PoolConfig forReplay(SizeClassLadder ladder) {
+		Builder builder = builder(this.name + " (replay)").maxCachedBytes(this.maxCachedBytes)
+			.oomRetries(this.oomRetries).maxWait(this.maxWait).leakDetection(LeakDetection.DISABLED)
+			.history(new HistoryConfig(BufferRecording.OFF, 0)).stripes(this.stripes).segmentSize(this.segmentBytes);
 		builder.warm.putAll(this.warm);
 		builder.maxCachedBuffers.putAll(this.maxCachedBuffers);
 		return builder.sizeClasses(ladder).build();

@@ -81,7 +81,8 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	 * @param bytes its size
 	 * @param state what it is doing
 	 * @param ageMillis how long it has been doing it: since it was acquired (a recorded lent block), closed (a
-	 * pending one) or cached; -1 where not known (free spans, lent blocks not recorded)
+	 * pending one) or cached (as the pool's recency clock tells, which moves at least once a second); -1 where not
+	 * known (free spans, lent blocks not recorded)
 	 * @param stream for a pending block, the stream whose work it waits for; for a recorded lent block, the
 	 * stream it was acquired on, if any; null otherwise
 	 * @param acquiredAt for a lent block whose frames were recorded ({@link BufferRecording}), where it was

@@ -98,8 +98,7 @@ public final class PooledBuffer extends GpuBuffer {
 		}
 		Block released = this.block;
 		this.block = null;
-		AcquireSites.Lend.closed(released.unwatch(), stream);
-		this.pool.releaseAfter(released, this.stripe, stream, event);
+		this.pool.releaseAfter(released, this.stripe, stream, event, released.unwatch());
 		Reference.reachabilityFence(this);
 	}
 

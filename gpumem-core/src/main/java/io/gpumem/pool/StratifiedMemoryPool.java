@@ -76,7 +76,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.tiers = new Tiers(this.history.recording(allocator), config, this.counters);
 		AcquireSites sites = new AcquireSites(config.history().buffers(), this.history);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
-		this.upkeep = new Upkeep(this.history, this.name, this.leaks, this::release, this.tiers, config.idleTrimAfter());
+		this.upkeep = new Upkeep(this.history, this.leaks, this::release, this.tiers, config.idleTrimAfter());
 		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters, sites);
 		long start = System.nanoTime();
 		try {
@@ -226,7 +226,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public Optional<PoolHistory> history() {
-		return Optional.of(new PoolHistory(this.name, this.history.events()));
+		return Optional.of(this.history.read());
 	}
 
 	/** Bytes cached in all tiers: exact when no thread is acquiring or releasing, a recent value otherwise. */
@@ -281,9 +281,9 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.reservation.memoryReturned();
 	}
 
-	/** Called by {@link PooledBuffer#closeAfter(GpuStream)}: releases the block once the event completes. */
-	void releaseAfter(Block block, int stripe, GpuStream stream, GpuEvent event) {
-		this.upkeep.afterEvent(block, stripe, stream, event);
+	/** Releases a block closed after stream work once its event completes, and records its close then. */
+	void releaseAfter(Block block, int stripe, GpuStream stream, GpuEvent event, AcquireSites.Lend lend) {
+		this.upkeep.afterEvent(new Upkeep.Pending(block, stripe, stream, event, System.nanoTime(), lend));
 	}
 
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */

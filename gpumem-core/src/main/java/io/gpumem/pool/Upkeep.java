@@ -46,12 +46,13 @@ final class Upkeep {
 	private volatile boolean closed;
 
 	/**
-	 * The upkeep of {@code pool}, told in its {@code history}, whose late blocks go back through {@code release} and whose {@code tiers}
-	 * let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until {@link #close()}.
+	 * The upkeep of the pool whose {@code history} it tells, whose late blocks go back through {@code release} and
+	 * whose {@code tiers} let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until
+	 * {@link #close()}.
 	 */
-	Upkeep(MemoryHistory history, String pool, LeakWatch leaks, Release release, Tiers tiers, Duration idleTrimAfter) {
+	Upkeep(MemoryHistory history, LeakWatch leaks, Release release, Tiers tiers, Duration idleTrimAfter) {
 		this.history = history;
-		this.pool = pool;
+		this.pool = history.pool();
 		this.leaks = leaks;
 		this.release = release;
 		this.tiers = tiers;
@@ -63,13 +64,12 @@ final class Upkeep {
 	 * Gives the block back once {@code event} has completed: at once if it has, and once the pool is closed,
 	 * when nothing will look again, after waiting for it.
 	 */
-	void afterEvent(Block block, int stripe, GpuStream stream, GpuEvent event) {
-		Pending waiting = new Pending(block, stripe, stream, event, System.nanoTime());
-		if (settled(event) || this.closed) {
+	void afterEvent(Pending waiting) {
+		if (settled(waiting.event) || this.closed) {
 			giveBack(waiting);
 			return;
 		}
-		this.pendingBytes.addAndGet(block.size);
+		this.pendingBytes.addAndGet(waiting.block.size);
 		this.pending.add(waiting);
 		if (this.closed) {
 			giveBackAll();
@@ -169,6 +169,7 @@ final class Upkeep {
 	private void giveBack(Pending pending) {
 		pending.event.close();
 		this.release.release(pending.block, pending.stripe);
+		AcquireSites.Lend.closed(pending.lend, pending.stream);
 	}
 
 	/**
@@ -195,8 +196,12 @@ final class Upkeep {
 		}
 	}
 
-	/** A block closed after the work on {@code stream} at {@code closedNanos}, until {@code event} completes. */
-	record Pending(Block block, int stripe, GpuStream stream, GpuEvent event, long closedNanos) {
+	/**
+	 * A block closed after the work on {@code stream} at {@code closedNanos}, until {@code event} completes, and the
+	 * lend whose close is recorded then, or null.
+	 */
+	record Pending(Block block, int stripe, GpuStream stream, GpuEvent event, long closedNanos,
+			AcquireSites.Lend lend) {
 	}
 
 }

@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -16,11 +17,15 @@ import java.util.TreeMap;
 
 /**
  * A range of virtual addresses the fake driver reserved ({@code cuMemAddressReserve}), and the physical memory
- * mapped into it, with CUDA's rules: whole granules, access set before use, whole mappings unmapped. Its bytes
- * are a sparse file mapped into the JVM, so that reserving costs no memory and only the bytes written take any;
- * the fake reserves at most 2 GiB at once.
+ * mapped into it, with CUDA's rules: whole granules, access set before use, whole mappings unmapped, and the bytes
+ * belonging to the physical memory, which takes them along when mapped elsewhere. The range's bytes are a sparse
+ * file mapped into the JVM, so that reserving costs no memory and only the bytes written take any; the fake
+ * reserves at most 2 GiB at once.
  */
 final class FakeAddressRange {
+
+	/** What a mapping of memory no one wrote reads, 64 KiB of it. */
+	private static final ByteBuffer UNWRITTEN = ByteBuffer.wrap(filled(64 << 10, (byte) 0xCD)).asReadOnlyBuffer();
 
 	final long bytes;
 
@@ -34,7 +39,11 @@ final class FakeAddressRange {
 		this.memory = sparse(bytes);
 	}
 
-	/** Maps {@code physical} at {@code offset}: false where the span leaves the range or meets a mapping. */
+	/**
+	 * Maps {@code physical} at {@code offset}, with the bytes it held where it was mapped before, or bytes no one
+	 * wrote (a fill of 0xCD, not zeros, which CUDA does not promise): false where the span leaves the range or
+	 * meets a mapping.
+	 */
 	synchronized boolean map(long offset, Physical physical) {
 		long end = offset + physical.bytes;
 		if (offset < 0 || end > this.bytes) {
@@ -46,6 +55,15 @@ final class FakeAddressRange {
 		}
 		this.mappings.put(offset, new Mapping(offset, physical));
 		physical.mapped++;
+		ByteBuffer target = this.memory.slice((int) offset, (int) physical.bytes);
+		if (physical.held != null) {
+			target.put(physical.held.duplicate().clear());
+		}
+		else {
+			while (target.hasRemaining()) {
+				target.put(UNWRITTEN.duplicate().limit(Math.min(UNWRITTEN.capacity(), target.remaining())));
+			}
+		}
 		return true;
 	}
 
@@ -61,8 +79,13 @@ final class FakeAddressRange {
 		List<Physical> unmapped = new ArrayList<>();
 		for (Mapping mapping : covered) {
 			this.mappings.remove(mapping.offset);
-			mapping.physical.mapped--;
-			unmapped.add(mapping.physical);
+			Physical physical = mapping.physical;
+			physical.mapped--;
+			if (!physical.released) {
+				physical.held = ByteBuffer.allocate((int) physical.bytes)
+					.put(this.memory.slice((int) mapping.offset, (int) physical.bytes));
+			}
+			unmapped.add(physical);
 		}
 		return unmapped;
 	}
@@ -112,6 +135,12 @@ final class FakeAddressRange {
 		return (next == offset + bytes && bytes > 0) ? covered : null;
 	}
 
+	private static byte[] filled(int length, byte value) {
+		byte[] bytes = new byte[length];
+		Arrays.fill(bytes, value);
+		return bytes;
+	}
+
 	private static ByteBuffer sparse(long bytes) {
 		try {
 			Path file = Files.createTempFile("fake-cuda-range", ".bin");
@@ -135,6 +164,9 @@ final class FakeAddressRange {
 		boolean released;
 
 		int mapped;
+
+		/** Its bytes while mapped nowhere, since it was last unmapped; null before. */
+		ByteBuffer held;
 
 		Physical(int device, long bytes) {
 			this.device = device;

@@ -296,19 +296,15 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	@Override
 	public long allocationGranularity(int device) {
-		String call = "cuMemGetAllocationGranularity";
-		requireContext(call);
-		if (!this.virtualMemorySupported) {
-			fail(call, NOT_SUPPORTED);
-		}
+		requireVirtualMemory("cuMemGetAllocationGranularity");
 		return GRANULARITY;
 	}
 
 	@Override
 	public Object reserveAddresses(long bytes) {
 		String call = "cuMemAddressReserve";
-		int device = requireContext(call);
-		requireGranules(call, bytes);
+		int device = requireVirtualMemory(call);
+		requireSize(call, bytes);
 		if (bytes > Integer.MAX_VALUE) {
 			fail(call, INVALID_VALUE);
 		}
@@ -321,7 +317,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public void freeAddresses(Object base, long bytes) {
 		String call = "cuMemAddressFree";
-		requireContext(call);
+		requireVirtualMemory(call);
 		FakePointer at = (FakePointer) base;
 		synchronized (this.mappings) {
 			FakeAddressRange range = at.block.range;
@@ -335,8 +331,8 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public Object createPhysical(int device, long bytes) {
 		String call = "cuMemCreate";
-		requireContext(call);
-		requireGranules(call, bytes);
+		requireVirtualMemory(call);
+		requireSize(call, bytes);
 		if (this.refusals.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 			fail(call, CudaException.OUT_OF_MEMORY);
 		}
@@ -347,7 +343,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public void releasePhysical(Object handle) {
 		String call = "cuMemRelease";
-		requireContext(call);
+		requireVirtualMemory(call);
 		FakeAddressRange.Physical physical = (FakeAddressRange.Physical) handle;
 		synchronized (this.mappings) {
 			if (physical.released) {
@@ -361,7 +357,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public void map(Object address, long bytes, Object handle) {
 		String call = "cuMemMap";
-		requireContext(call);
+		requireVirtualMemory(call);
 		FakePointer at = (FakePointer) address;
 		FakeAddressRange.Physical physical = (FakeAddressRange.Physical) handle;
 		requireGranules(call, at.offset);
@@ -377,7 +373,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public void setAccess(Object address, long bytes, int device) {
 		String call = "cuMemSetAccess";
-		requireContext(call);
+		requireVirtualMemory(call);
 		FakePointer at = (FakePointer) address;
 		synchronized (this.mappings) {
 			if (at.block.range == null || device != at.block.ordinal || !at.block.range.setAccess(at.offset, bytes)) {
@@ -389,7 +385,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	@Override
 	public void unmap(Object address, long bytes) {
 		String call = "cuMemUnmap";
-		requireContext(call);
+		requireVirtualMemory(call);
 		FakePointer at = (FakePointer) address;
 		synchronized (this.mappings) {
 			List<FakeAddressRange.Physical> unmapped = (at.block.range != null) ? at.block.range.unmap(at.offset, bytes)
@@ -408,9 +404,26 @@ public final class FakeCudaDriver implements CudaDriver {
 		}
 	}
 
-	/** Refuses a size or offset of the virtual-memory calls that is not a whole number of granules. */
+	/** Counts a virtual-memory call, refused where the device has no virtual-memory management; its device. */
+	private int requireVirtualMemory(String call) {
+		int device = requireContext(call);
+		if (!this.virtualMemorySupported) {
+			fail(call, NOT_SUPPORTED);
+		}
+		return device;
+	}
+
+	/** Refuses an offset of the virtual-memory calls that is not a whole number of granules. */
 	private static void requireGranules(String call, long bytes) {
 		if (bytes < 0 || bytes % GRANULARITY != 0) {
+			fail(call, INVALID_VALUE);
+		}
+	}
+
+	/** Refuses a size of the virtual-memory calls that is not a positive whole number of granules. */
+	private static void requireSize(String call, long bytes) {
+		requireGranules(call, bytes);
+		if (bytes == 0) {
 			fail(call, INVALID_VALUE);
 		}
 	}
@@ -861,7 +874,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		}
 		FakePointer block = (FakePointer) pointer;
 		int owner = device ? ordinal : -1;
-		if (block.offset != 0 || block.block.ordinal != owner || block.block.pool != null
+		if (block.offset != 0 || block.block.ordinal != owner || block.block.pool != null || block.block.range != null
 				|| !this.live.remove(block.block)) {
 			fail(call, INVALID_VALUE);
 		}

@@ -116,6 +116,40 @@ class FakeVirtualMemoryTest {
 		this.driver.freeAddresses(base, 1L << 30);
 	}
 
+	@Test
+	void theBytesBelongToThePhysicalMemoryAndGoWhereItIsMapped() {
+		Object base = this.driver.reserveAddresses(4 * GRANULARITY);
+		Object first = this.driver.createPhysical(0, GRANULARITY);
+		this.driver.map(base, GRANULARITY, first);
+		this.driver.setAccess(base, GRANULARITY, 0);
+		this.driver.memsetD8(base, (byte) 42, 16, null);
+		this.driver.synchronizeStream(null);
+		this.driver.unmap(base, GRANULARITY);
+		Object elsewhere = this.driver.offset(base, 2 * GRANULARITY);
+		this.driver.map(elsewhere, GRANULARITY, first);
+		this.driver.setAccess(elsewhere, GRANULARITY, 0);
+		Object second = this.driver.createPhysical(0, GRANULARITY);
+		this.driver.map(base, GRANULARITY, second);
+		this.driver.setAccess(base, GRANULARITY, 0);
+		byte[] moved = new byte[1];
+		byte[] fresh = new byte[1];
+		this.driver.copyDeviceToArray(moved, 0, elsewhere, 1);
+		this.driver.copyDeviceToArray(fresh, 0, base, 1);
+		assertThat(moved[0]).as("the handle's bytes came along").isEqualTo((byte) 42);
+		assertThat(fresh[0]).as("a new handle holds none of them").isNotEqualTo((byte) 42);
+	}
+
+	@Test
+	void aReservedRangeIsNoAllocationAndNothingIsReservedOrCreatedEmptyOrWithoutSupport() {
+		Object base = this.driver.reserveAddresses(2 * GRANULARITY);
+		refused(() -> this.driver.freeDevice(base));
+		refused(() -> this.driver.reserveAddresses(0));
+		refused(() -> this.driver.createPhysical(0, 0));
+		this.driver.virtualMemorySupported = false;
+		assertThatExceptionOfType(CudaException.class).isThrownBy(() -> this.driver.createPhysical(0, GRANULARITY))
+			.satisfies((ex) -> assertThat(ex.code()).isEqualTo(FakeCudaDriver.NOT_SUPPORTED));
+	}
+
 	/** A range of 4 granules, the first {@code granules} of them mapped, access not set. */
 	private Object mapped(int granules) {
 		Object base = this.driver.reserveAddresses(4 * GRANULARITY);

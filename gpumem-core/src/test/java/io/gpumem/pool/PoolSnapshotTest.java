@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.EnumSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -27,6 +28,8 @@ class PoolSnapshotTest {
 	private static final long MIB = 1L << 20;
 
 	private final Opened opened = new Opened();
+
+	private final long started = System.nanoTime();
 
 	@AfterEach
 	void close() throws Exception {
@@ -69,8 +72,9 @@ class PoolSnapshotTest {
 		return new ArrayList<>(List.of(pool.acquire(4096), pool.acquire(MIB), pool.acquire(65 * MIB)));
 	}
 
-	private static void checkMap(StratifiedMemoryPool pool, Set<PoolSnapshot.State> states, GpuStream stream) {
+	private void checkMap(StratifiedMemoryPool pool, Set<PoolSnapshot.State> states, GpuStream stream) {
 		PoolSnapshot snapshot = pool.snapshot().orElseThrow();
+		long sinceStart = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - this.started);
 		assertThat(snapshot.pool()).isEqualTo("mapped");
 		assertThat(snapshot.segments().stream().mapToLong(PoolSnapshot.SegmentView::bytes).sum())
 			.isEqualTo(snapshot.reservedBytes())
@@ -100,10 +104,11 @@ class PoolSnapshotTest {
 			});
 		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == MIB)
 			.extracting(PoolSnapshot.BlockView::ageMillis)
-			.allSatisfy((age) -> assertThat(age).isNotNegative());
+			.allSatisfy((age) -> assertThat(age).as("acquired in this test").isBetween(0L, sinceStart));
 		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.CACHED)
 			.extracting(PoolSnapshot.BlockView::ageMillis)
-			.allSatisfy((age) -> assertThat(age).as("cached since").isNotNegative());
+			.allSatisfy((age) -> assertThat(age).as("cached in this test, to the clock's second")
+				.isBetween(0L, sinceStart + 1000));
 		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.PENDING)
 			.singleElement()
 			.satisfies((block) -> assertThat(block.stream()).as("the stream it waits on").isEqualTo(stream.toString()));
