@@ -2,7 +2,6 @@ package io.gpumem.allocator;
 
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
@@ -21,18 +20,14 @@ public final class BookkeepingAllocator implements MemoryAllocator {
 
 	private final MemoryKind kind;
 
-	private final long capacityBytes;
-
-	private final AtomicLong bookedBytes = new AtomicLong();
+	/** The device's capacity, which allocations draw on. */
+	private final MemoryBudget capacity;
 
 	private final Set<Allocation> live = ConcurrentHashMap.newKeySet();
 
 	public BookkeepingAllocator(MemoryKind kind, long capacityBytes) {
-		if (capacityBytes <= 0) {
-			throw new IllegalArgumentException("capacity must be positive: " + capacityBytes);
-		}
 		this.kind = kind;
-		this.capacityBytes = capacityBytes;
+		this.capacity = new MemoryBudget(capacityBytes);
 	}
 
 	@Override
@@ -43,8 +38,7 @@ public final class BookkeepingAllocator implements MemoryAllocator {
 	@Override
 	public Allocation allocate(long bytes) {
 		MemoryAllocator.requirePositiveSize(bytes);
-		if (this.bookedBytes.addAndGet(bytes) > this.capacityBytes) {
-			this.bookedBytes.addAndGet(-bytes);
+		if (!this.capacity.tryDraw(bytes)) {
 			throw new GpuOutOfMemoryException(
 					OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfo(), -1, "the booked capacity is exhausted"));
 		}
@@ -59,12 +53,12 @@ public final class BookkeepingAllocator implements MemoryAllocator {
 			throw new IllegalArgumentException("not a live allocation of this allocator (freed already, or a slice): "
 					+ allocation);
 		}
-		this.bookedBytes.addAndGet(-allocation.size());
+		this.capacity.giveBack(allocation.size());
 	}
 
 	@Override
 	public MemoryInfo memoryInfo() {
-		return new MemoryInfo(this.capacityBytes - this.bookedBytes.get(), this.capacityBytes);
+		return new MemoryInfo(this.capacity.limitBytes() - this.capacity.usedBytes(), this.capacity.limitBytes());
 	}
 
 	/** An allocation, or a slice of one, that holds no memory. */

@@ -32,28 +32,17 @@ final class AcquireSites {
 	 */
 	private static final Map<String, Boolean> GPUMEM = new ConcurrentHashMap<>();
 
-	private final BufferRecording recording;
-
 	private final MemoryHistory history;
 
 	private final Set<Lend> lent = ConcurrentHashMap.newKeySet();
 
-	AcquireSites(BufferRecording recording, MemoryHistory history) {
-		this.recording = recording;
+	AcquireSites(MemoryHistory history) {
 		this.history = history;
 	}
 
 	/**
-	 * The history's sequence for an acquire of {@code bytes} about to take its block, drawn before it does so
-	 * that a replay takes memory no later than the pool did; -1 where buffers of that size are not recorded.
-	 */
-	long begin(long bytes) {
-		return this.recording.records(bytes) ? this.history.nextSequence() : -1;
-	}
-
-	/**
-	 * Records the lend of {@code block} to a buffer of {@code bytes} under the sequence {@link #begin} drew, and
-	 * keeps where it was acquired while it is lent; nothing where that was -1.
+	 * Records the lend of {@code block} to a buffer of {@code bytes} under the sequence {@link MemoryHistory#begin}
+	 * drew, and keeps where it was acquired while it is lent; nothing where that was -1.
 	 */
 	void lent(Block block, long bytes, long sequence) {
 		if (sequence >= 0) {

@@ -34,15 +34,15 @@ final class LeakWatch {
 		this.sites = sites;
 	}
 
-	/** The history's sequence for an acquire of {@code bytes} about to take its block ({@link AcquireSites#begin}). */
+	/** The history's sequence for an acquire of {@code bytes} about to take its block ({@link MemoryHistory#begin}). */
 	long begin(long bytes) {
-		return this.sites.begin(bytes);
+		return this.sites.history().begin(bytes);
 	}
 
 	/**
 	 * Wraps a block in a buffer for its user, going back to stripe {@code home}, watched as the level
 	 * says and recorded as the pool's {@link BufferRecording} says, under the history's sequence {@code recorded}
-	 * ({@link AcquireSites#begin}); {@code allocated} tells a block the pool has just allocated for this acquire.
+	 * ({@link MemoryHistory#begin}); {@code allocated} tells a block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
 			boolean allocated, long recorded) {

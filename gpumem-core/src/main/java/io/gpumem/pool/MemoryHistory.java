@@ -76,8 +76,15 @@ final class MemoryHistory {
 		return this.buffers.incrementAndGet();
 	}
 
-	/** A sequence drawn ahead of its event, for an acquire to record in the order it takes memory. */
-	long nextSequence() {
+	/**
+	 * The sequence of an acquire of {@code bytes} about to take its block, drawn before it does so that a replay
+	 * takes memory no later than the pool did; -1 where buffers of that size are not recorded.
+	 */
+	long begin(long bytes) {
+		return this.recording.records(bytes) ? nextSequence() : -1;
+	}
+
+	private long nextSequence() {
 		return this.next.getAndIncrement();
 	}
 

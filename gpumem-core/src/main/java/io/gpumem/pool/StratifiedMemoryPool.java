@@ -74,7 +74,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
 		this.history = new MemoryHistory(this.name, config.history());
 		this.tiers = new Tiers(this.history.recording(allocator), config, this.counters);
-		AcquireSites sites = new AcquireSites(config.history().buffers(), this.history);
+		AcquireSites sites = new AcquireSites(this.history);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
 		this.upkeep = new Upkeep(this.history, this.leaks, this::release, this.tiers, config.idleTrimAfter());
 		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters, sites);
