@@ -18,11 +18,18 @@ final class CudaEvent implements GpuEvent {
 		this.event = event;
 	}
 
-	/** {@inheritDoc} On a failed device, whose work will never complete, it throws. */
+	/**
+	 * {@inheritDoc} On a failed device, whose work will never complete, it throws. An event another thread closed
+	 * meanwhile is complete: its close waited for the work, and a thread that closes or awaits the event holds it
+	 * until then.
+	 */
 	@Override
 	public boolean isComplete() {
 		if (!this.complete) {
-			boolean complete = driver().queryEvent(this.event);
+			boolean complete;
+			synchronized (this) {
+				complete = this.destroyed || this.device.bind().queryEvent(this.event);
+			}
 			this.device.checkWorking();
 			this.complete = complete;
 		}
@@ -33,7 +40,11 @@ final class CudaEvent implements GpuEvent {
 	@Override
 	public void await() {
 		if (!this.complete) {
-			driver().synchronizeEvent(this.event);
+			synchronized (this) {
+				if (!this.destroyed) {
+					this.device.bind().synchronizeEvent(this.event);
+				}
+			}
 			this.device.checkWorking();
 			this.complete = true;
 		}
@@ -46,7 +57,7 @@ final class CudaEvent implements GpuEvent {
 	@Override
 	public synchronized void close() {
 		if (!this.destroyed) {
-			CudaDriver driver = driver();
+			CudaDriver driver = this.device.bind();
 			this.destroyed = true;
 			if (!this.complete) {
 				driver.synchronizeEvent(this.event);
@@ -54,13 +65,6 @@ final class CudaEvent implements GpuEvent {
 			}
 			driver.destroyEvent(this.event);
 		}
-	}
-
-	private synchronized CudaDriver driver() {
-		if (this.destroyed) {
-			throw new IllegalStateException("event is closed");
-		}
-		return this.device.bind();
 	}
 
 	@Override

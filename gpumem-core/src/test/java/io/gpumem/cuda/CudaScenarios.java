@@ -108,6 +108,27 @@ abstract class CudaScenarios {
 	}
 
 	@Test
+	void anEventClosedByOneThreadIsCompleteToAnotherAskingMeanwhile() throws Exception {
+		ExecutorService asker = Executors.newSingleThreadExecutor();
+		try (GpuStream stream = this.backend.createStream(); PooledBuffer buffer = this.device.acquire(1 << 20)) {
+			for (int i = 0; i < 200; i++) {
+				stream.fill(buffer, 0, buffer.size(), (byte) i);
+				GpuEvent event = stream.record();
+				CompletableFuture<Void> asking = CompletableFuture.runAsync(() -> {
+					while (!event.isComplete()) {
+						Thread.onSpinWait();
+					}
+				}, asker);
+				event.close();
+				asking.get(10, TimeUnit.SECONDS);
+			}
+		}
+		finally {
+			asker.shutdownNow();
+		}
+	}
+
+	@Test
 	void aKernelWritingOutOfBoundsFailsTheDeviceForGoodAndEveryPartRefusesWork() throws Exception {
 		runDeviceFault();
 	}
