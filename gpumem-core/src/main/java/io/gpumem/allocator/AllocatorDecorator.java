@@ -2,6 +2,7 @@ package io.gpumem.allocator;
 
 import java.util.Objects;
 
+import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
@@ -40,6 +41,11 @@ public abstract class AllocatorDecorator implements MemoryAllocator {
 	@Override
 	public boolean streamOrdered() {
 		return this.upstream.streamOrdered();
+	}
+
+	@Override
+	public AddressSpace addressSpace() {
+		return this.upstream.addressSpace();
 	}
 
 	@Override

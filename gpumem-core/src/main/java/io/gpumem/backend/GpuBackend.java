@@ -33,6 +33,14 @@ public interface GpuBackend extends AutoCloseable {
 	 */
 	MemoryAllocator streamOrderedAllocator();
 
+	/**
+	 * The device's DEVICE memory mapped into reserved address ranges, or why it cannot be: decided once, on the first
+	 * call, where the backend probes the device by mapping, touching and unmapping one granule.
+	 */
+	default VirtualMemory virtualMemory() {
+		return VirtualMemory.unsupported(name() + " backend has no virtual memory");
+	}
+
 	/** Whether the device still works, and why not once it has failed for good. */
 	DeviceHealth health();
 

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.backend.VirtualMemory;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.MemoryAllocator;
@@ -27,6 +28,8 @@ public final class CudaBackend implements GpuBackend {
 	private final Map<MemoryKind, MemoryAllocator> allocators = new EnumMap<>(MemoryKind.class);
 
 	private CudaAsyncAllocator streamOrdered;
+
+	private VirtualMemory virtualMemory;
 
 	/** Whether each peer device asked about can be reached directly, with access enabled both ways. */
 	private final Map<CudaDevice, Boolean> peers = new ConcurrentHashMap<>();
@@ -99,6 +102,15 @@ public final class CudaBackend implements GpuBackend {
 			this.streamOrdered = new CudaAsyncAllocator(this.device);
 		}
 		return this.streamOrdered;
+	}
+
+	/** {@link CudaVirtualMemory}, where the device reports support and the probe of one granule passes. */
+	@Override
+	public synchronized VirtualMemory virtualMemory() {
+		if (this.virtualMemory == null) {
+			this.virtualMemory = CudaVirtualMemory.open(this.device);
+		}
+		return this.virtualMemory;
 	}
 
 	CudaDevice device() {

@@ -31,12 +31,24 @@ final class HostAllocation implements Allocation {
 
 	private final DeviceHealth health;
 
+	/** The range whose mapped bytes this is a view of, or null for a block of its own. */
+	private final HostVirtualMemory.Range range;
+
+	private final long rangeOffset;
+
 	private volatile boolean freed;
 
 	HostAllocation(MemoryKind kind, ByteBuffer buffer, DeviceHealth health) {
+		this(kind, buffer, health, null, 0);
+	}
+
+	HostAllocation(MemoryKind kind, ByteBuffer buffer, DeviceHealth health, HostVirtualMemory.Range range,
+			long rangeOffset) {
 		this.kind = kind;
 		this.buffer = buffer;
 		this.health = health;
+		this.range = range;
+		this.rangeOffset = rangeOffset;
 	}
 
 	@Override
@@ -87,7 +99,7 @@ final class HostAllocation implements Allocation {
 		checkUsable();
 		return new HostAllocation(this.kind,
 				this.buffer.slice(Math.toIntExact(byteOffset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()),
-				this.health);
+				this.health, this.range, this.rangeOffset + byteOffset);
 	}
 
 	void markFreed() {
@@ -96,10 +108,16 @@ final class HostAllocation implements Allocation {
 		}
 	}
 
-	/** Refuses use after free, and, as a CUDA device's memory does, any use once the device has failed. */
+	/**
+	 * Refuses use after free or of bytes no longer mapped, and, as a CUDA device's memory does, any use once the
+	 * device has failed.
+	 */
 	private void checkUsable() {
 		if (this.freed) {
 			throw new IllegalStateException("host " + this.kind + " allocation of " + size() + " bytes used after free");
+		}
+		if (this.range != null) {
+			this.range.checkMapped(this.rangeOffset, size());
 		}
 		this.health.check();
 	}

@@ -6,6 +6,7 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.backend.VirtualMemory;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.DeviceHealth;
@@ -37,6 +38,8 @@ public final class HostBackend implements GpuBackend {
 
 	private final MemoryAllocator streamOrdered;
 
+	private final VirtualMemory virtualMemory;
+
 	private final DeviceHealth health;
 
 	/** An emulated device of the given capacity, with as many bytes again of pinned host memory. */
@@ -64,6 +67,7 @@ public final class HostBackend implements GpuBackend {
 		Capacity device = new Capacity(capacityBytes);
 		this.allocators.put(MemoryKind.DEVICE, new HostAllocator(MemoryKind.DEVICE, device, this.health));
 		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device, this.health));
+		this.virtualMemory = VirtualMemory.of(new HostVirtualMemory(device, this.health));
 		this.allocators.put(MemoryKind.PINNED,
 				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes), this.health));
 		this.streamOrdered = new AllocatorDecorator(this.allocators.get(MemoryKind.DEVICE)) {
@@ -110,6 +114,12 @@ public final class HostBackend implements GpuBackend {
 	 * The emulated device's health: it fails only where a fault is injected ({@link DeviceHealth#injectFault}),
 	 * and then as a CUDA device does: its pools lend nothing, its streams and buffers refuse work.
 	 */
+	/** Emulated: physical memory drawn on the device's capacity, mapped into ranges of host addresses. */
+	@Override
+	public VirtualMemory virtualMemory() {
+		return this.virtualMemory;
+	}
+
 	@Override
 	public DeviceHealth health() {
 		return this.health;

@@ -42,6 +42,14 @@ public interface MemoryAllocator {
 		return DeviceHealth.UNWATCHED;
 	}
 
+	/**
+	 * The address space this allocator's memory is mapped into, for an allocator of physical memory: its blocks are
+	 * used only through the ranges' slices. Null for an allocator whose blocks are used directly.
+	 */
+	default AddressSpace addressSpace() {
+		return null;
+	}
+
 	/** Free and total bytes of the device behind this allocator. */
 	MemoryInfo memoryInfo();
 

@@ -4,22 +4,24 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.TreeSet;
-import java.util.function.Function;
+import java.util.concurrent.atomic.AtomicLong;
 
+import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The tier behind a pool's size classes: segments allocated from the allocator in large steps and cut into
- * spans, best fit, a span split when it is larger than asked and coalesced with its free neighbours when
- * freed, so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's coalescing
- * pool). A segment goes back to the allocator only whole, when the pool trims or its byte cap is passed.
+ * The tier behind a pool's size classes: segments cut into spans ({@link FreeSpans}), so that memory freed by one
+ * size serves any other (PyTorch's caching allocator, RMM's coalescing pool).
  * <p>
- * One lock guards the spans; the allocator is called outside it, so a slow {@code cuMemAlloc} holds up no
- * request that finds a fit. Those that find none wait for the segment being allocated and look again, so
- * that threads short of memory at once do not each allocate one.
+ * Over an allocator with an {@link AddressSpace}, a segment is a reserved range of addresses whose granules are
+ * mapped as its spans are lent: the arena grows at the end of its range with no segment boundary to fragment on,
+ * and a trim gives back every free granule, wherever it lies (PyTorch's expandable segments). Over any other
+ * allocator, a segment is an allocation, given back only whole.
+ * <p>
+ * One lock guards the spans. A new allocation or range is made outside it, by one thread at a time: those that
+ * find no fit meanwhile look again before they grow too.
  */
 final class Arena implements Tier {
 
@@ -28,32 +30,39 @@ final class Arena implements Tier {
 
 	private final MemoryAllocator allocator;
 
+	/** Where ranges are reserved; null for segments that are allocations. */
+	private final AddressSpace space;
+
 	private final PoolCounters counters;
 
-	/** Held while a segment is allocated: requests that find no fit meanwhile look again before they grow too. */
+	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
 	private final long segmentStep;
 
-	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
+	private final FreeSpans free = new FreeSpans();
 
-	/** Every segment held, in the order allocated. */
+	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
-	private final Span probe = new Span(new Span.Segment(null, Long.MIN_VALUE), 0, 0);
-
-	private long nextSegmentId;
+	private final AtomicLong nextSegmentId = new AtomicLong();
 
 	private boolean closed;
 
+	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
 
-	private volatile long freeBytes;
+	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
+	private volatile long addressBytes;
 
-	/** An arena whose segments are {@code segmentStep} bytes, or multiples of it for spans above half of it. */
+	/**
+	 * An arena whose segments are {@code segmentStep} bytes, or multiples of it for spans above half of it; over an
+	 * allocator with an address space, ranges as large as the allocator's memory, mapped a granule at a time.
+	 */
 	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters) {
 		this.allocator = allocator;
-		this.segmentStep = segmentStep;
+		this.space = allocator.addressSpace();
+		this.segmentStep = (this.space != null) ? this.space.granularity() : segmentStep;
 		this.counters = counters;
 	}
 
@@ -62,34 +71,43 @@ final class Arena implements Tier {
 		return (bytes + ALIGNMENT - 1) & -ALIGNMENT;
 	}
 
-	/** The size of a segment allocated for a span of {@code spanSize} bytes. */
+	/** The size of a segment made for a span of {@code spanSize} bytes. */
 	long segmentSize(long spanSize) {
-		return (spanSize <= this.segmentStep / 2) ? this.segmentStep
-				: (spanSize + this.segmentStep - 1) / this.segmentStep * this.segmentStep;
+		long steps = (spanSize + this.segmentStep - 1) / this.segmentStep * this.segmentStep;
+		if (this.space != null) {
+			long range = Math.min(this.space.maxRangeBytes(), this.allocator.memoryInfo().totalBytes());
+			return Math.max(steps, range / this.segmentStep * this.segmentStep);
+		}
+		return (spanSize <= this.segmentStep / 2) ? this.segmentStep : steps;
 	}
 
-	/** A block of at least {@code size} bytes for the class, cut from a free span, the best fit; null when none fits. */
+	/** Whether segments are ranges whose granules are mapped as needed. */
+	boolean expandable() {
+		return this.space != null;
+	}
+
+	/** A block of at least {@code size} bytes for the class, cut from a free span held already; null when none fits. */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		Span span = takeSpan(spanSize(size));
+		Span span = takeSpan(spanSize(size), true);
 		return (span != null) ? book(classIndex, span) : null;
 	}
 
 	/**
-	 * A block of at least {@code size} bytes for the class: cut from a free span as {@link #take} finds it, else
-	 * from a new segment.
-	 * @throws GpuOutOfMemoryException if the allocator refuses a segment, even one of the span's size
+	 * A block of at least {@code size} bytes for the class: cut from a free span, with its granules mapped where
+	 * they are not, else from a new segment.
+	 * @throws GpuOutOfMemoryException if the allocator refuses the memory, even a segment of the span's size
 	 */
 	Block allocate(int classIndex, long size) {
 		long spanSize = spanSize(size);
-		Span span = takeSpan(spanSize);
+		Span span = takeSpan(spanSize, false);
 		if (span == null) {
 			synchronized (this.growing) {
-				span = takeSpan(spanSize);
+				span = takeSpan(spanSize, false);
 				if (span == null) {
-					Allocation allocation = allocateSegment(spanSize);
+					Span.Segment segment = newSegment(spanSize);
 					synchronized (this) {
-						span = lend(new Span(addSegment(allocation), 0, allocation.size()), spanSize);
+						span = prepare(this.free.cut(addSegment(segment), spanSize));
 					}
 				}
 			}
@@ -98,19 +116,28 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * Allocates new segments with room for {@code count} spans of {@code size} bytes, all free: a warm-up.
-	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
+	 * Makes room for {@code count} spans of {@code size} bytes, free: new segments, or granules mapped. A warm-up.
+	 * @throws GpuOutOfMemoryException if the allocator refuses (what was made before stays)
 	 */
 	void grow(long size, int count) {
+		if (this.space != null) {
+			List<Block> blocks = new ArrayList<>();
+			try {
+				for (int i = 0; i < count; i++) {
+					blocks.add(allocate(-1, size));
+				}
+			}
+			finally {
+				blocks.forEach((block) -> giveBack(block, -1, Long.MIN_VALUE, false));
+			}
+			return;
+		}
 		long spanSize = spanSize(size);
 		long perSegment = segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
-			Allocation allocation = allocateSegment(Math.min(left, perSegment) * spanSize);
+			Span.Segment segment = segment(allocateSegment(Math.min(left, perSegment) * spanSize), null);
 			synchronized (this) {
-				Span whole = new Span(addSegment(allocation), 0, allocation.size());
-				whole.free = true;
-				this.free.add(whole);
-				this.freeBytes += whole.size;
+				addSegment(segment);
 			}
 		}
 	}
@@ -121,7 +148,7 @@ final class Arena implements Tier {
 		this.counters.reserved(block.classIndex, -1, block.size);
 		boolean closed;
 		synchronized (this) {
-			free(block.span, stamp);
+			this.free.free(block.span, stamp);
 			closed = this.closed;
 		}
 		if (closed) {
@@ -136,22 +163,31 @@ final class Arena implements Tier {
 		return release(bytes, cutoff);
 	}
 
-	/** Gives whole free segments back to the allocator, the longest held first. */
+	/**
+	 * Gives memory free since {@code cutoff} back to the allocator until it covers {@code bytes}: whole free
+	 * segments, the longest held first, or the granules lying wholly in free spans, in address order, and then each
+	 * range with nothing mapped.
+	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = 0;
-		for (Allocation segment : removeFreeSegments(bytes, cutoff)) {
-			this.allocator.free(segment);
-			released += segment.size();
+		long released = (this.space != null) ? unmapFree(bytes, cutoff) : 0;
+		for (Span.Segment segment : removeFree(bytes, cutoff)) {
+			if (segment.allocation != null) {
+				this.allocator.free(segment.allocation);
+				released += segment.size;
+			}
+			else {
+				segment.granules.range.release();
+			}
 		}
 		this.counters.countTrimmed(released);
 		return released;
 	}
 
-	/** Bytes in free spans. */
+	/** Bytes free in the memory held: in free spans, mapped. */
 	@Override
 	public long cachedBytes() {
-		return this.freeBytes;
+		return this.free.bytes() - (this.addressBytes - this.segmentBytes);
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -167,28 +203,21 @@ final class Arena implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes of the segments held. */
+	/** Bytes held of the device: the segments' allocations, or the granules mapped into their ranges. */
 	long segmentBytes() {
 		return this.segmentBytes;
 	}
 
-	/** Each segment with its spans in address order, each as {@code view} sees it, under the arena's lock. */
-	synchronized List<PoolSnapshot.SegmentView> snapshot(Function<Span, PoolSnapshot.BlockView> view) {
-		List<PoolSnapshot.SegmentView> segments = new ArrayList<>(this.segments.size());
-		for (Span.Segment segment : this.segments) {
-			List<PoolSnapshot.BlockView> spans = new ArrayList<>();
-			for (Span span = segment.first; span != null; span = span.next) {
-				spans.add(view.apply(span));
-			}
-			segments.add(new PoolSnapshot.SegmentView(segment.allocation.size(), spans));
-		}
-		return segments;
+	/** The memory held in pieces, in the order made: each segment whole, or each run of mapped granules. */
+	synchronized List<Span.Piece> pieces() {
+		List<Span.Piece> pieces = new ArrayList<>();
+		this.segments.forEach((segment) -> pieces.addAll(segment.pieces()));
+		return pieces;
 	}
 
-	/** The segments, their bytes, the bytes free in them and the largest free span. */
-	synchronized PoolStatistics.Segments segments() {
-		return new PoolStatistics.Segments(this.segments.size(), this.segmentBytes, this.freeBytes,
-				this.free.isEmpty() ? 0 : this.free.last().size);
+	/** The pieces of memory held, their bytes, the bytes free in them and the largest free run in one. */
+	PoolStatistics.Segments segments() {
+		return PoolStatistics.Segments.of(pieces(), this.segmentBytes, cachedBytes());
 	}
 
 	private Block book(int classIndex, Span span) {
@@ -196,26 +225,50 @@ final class Arena implements Tier {
 		return span.block(classIndex);
 	}
 
-	/** A free span of at least {@code size} bytes, split to size, the best fit; null when none is free. */
-	private synchronized Span takeSpan(long size) {
-		this.probe.size = size;
-		Span fit = this.free.ceiling(this.probe);
-		if (fit == null) {
-			return null;
+	/** A free span of at least {@code size} bytes, cut to size ({@link FreeSpans#fit}); null when none fits. */
+	private synchronized Span takeSpan(long size, boolean mappedOnly) {
+		Span fit = this.free.fit(size, mappedOnly);
+		return (fit != null) ? prepare(this.free.cut(fit, size)) : null;
+	}
+
+	/** Maps the granules of a span lent from a range that are not yet; frees the span again if that fails. */
+	private Span prepare(Span span) {
+		Granules granules = span.segment.granules;
+		if (granules != null) {
+			try {
+				this.segmentBytes += granules.map(span.offset, span.offset + span.size, this.allocator);
+			}
+			catch (RuntimeException ex) {
+				this.free.free(span, span.freeSince);
+				throw ex;
+			}
 		}
-		this.free.remove(fit);
-		this.freeBytes -= fit.size;
-		return lend(fit, size);
+		return span;
 	}
 
-	private Span.Segment addSegment(Allocation allocation) {
-		Span.Segment segment = new Span.Segment(allocation, this.nextSegmentId++);
+	/** A new segment for a span of {@code spanSize} bytes: a range reserved, or an allocation. */
+	private Span.Segment newSegment(long spanSize) {
+		return (this.space != null)
+				? segment(null, new Granules(this.space.reserve(segmentSize(spanSize)), this.segmentStep))
+				: segment(allocateSegment(spanSize), null);
+	}
+
+	private Span.Segment segment(Allocation allocation, Granules granules) {
+		long size = (allocation != null) ? allocation.size() : granules.range.size();
+		return new Span.Segment(allocation, granules, size, this.nextSegmentId.getAndIncrement());
+	}
+
+	/** Adds a segment as one free span, and answers that span. */
+	private Span addSegment(Span.Segment segment) {
 		this.segments.add(segment);
-		this.segmentBytes += allocation.size();
-		return segment;
+		this.segmentBytes += segment.heldBytes();
+		this.addressBytes += segment.size;
+		Span whole = new Span(segment, 0, segment.size);
+		this.free.add(whole);
+		return whole;
 	}
 
-	/** A segment for a span of {@code size} bytes; only that span's size when the allocator refuses a whole segment. */
+	/** An allocation for a span of {@code size} bytes; only that span's size when the allocator refuses a whole segment. */
 	private Allocation allocateSegment(long size) {
 		long segmentSize = segmentSize(size);
 		if (segmentSize > size) {
@@ -229,70 +282,41 @@ final class Arena implements Tier {
 		return this.allocator.allocate(size);
 	}
 
-	/** Frees a lent span, coalescing it with its free neighbours. */
-	private void free(Span span, long stamp) {
-		if (span.free) {
-			throw new IllegalStateException("span of " + span.size + " bytes freed twice");
-		}
-		this.freeBytes += span.size;
-		Span merged = span;
-		Span before = span.prev;
-		if (before != null && before.free) {
-			this.free.remove(before);
-			before.size += merged.size;
-			before.link(merged.next);
-			merged = before;
-		}
-		Span after = merged.next;
-		if (after != null && after.free) {
-			this.free.remove(after);
-			merged.size += after.size;
-			merged.link(after.next);
-		}
-		merged.free = true;
-		this.free.add(merged);
-		if (merged.wholeFreeSegment()) {
-			merged.segment.freeSince = stamp;
-		}
-	}
-
 	/**
-	 * Takes whole free segments out, the longest held first, until they cover {@code bytes} or none is left;
-	 * only those free since {@code cutoff} or before on the pool's clock.
+	 * Takes out the whole free segments to give back: ranges with nothing mapped, and allocations free since
+	 * {@code cutoff} on the pool's clock, the longest held first, until they cover {@code bytes}.
 	 */
-	private synchronized List<Allocation> removeFreeSegments(long bytes, long cutoff) {
-		List<Allocation> removed = new ArrayList<>();
+	private synchronized List<Span.Segment> removeFree(long bytes, long cutoff) {
+		List<Span.Segment> removed = new ArrayList<>();
 		long covered = 0;
-		for (var it = this.segments.iterator(); it.hasNext() && covered < bytes;) {
+		for (var it = this.segments.iterator(); it.hasNext();) {
 			Span.Segment segment = it.next();
-			Span whole = segment.first;
-			if (whole.wholeFreeSegment() && segment.freeSince <= cutoff) {
+			if (segment.first.wholeFreeSegment() && ((segment.granules != null) ? segment.heldBytes() == 0
+					: covered < bytes && segment.first.freeSince <= cutoff)) {
 				it.remove();
-				this.free.remove(whole);
-				this.freeBytes -= whole.size;
-				this.segmentBytes -= whole.size;
-				removed.add(segment.allocation);
-				covered += whole.size;
+				this.free.remove(segment.first);
+				this.addressBytes -= segment.size;
+				this.segmentBytes -= segment.heldBytes();
+				covered += segment.heldBytes();
+				removed.add(segment);
 			}
 		}
 		return removed;
 	}
 
-	/** Cuts {@code size} bytes from the front of free span {@code span}, leaving the rest free. */
-	private Span lend(Span span, long size) {
-		long rest = span.size - size;
-		if (rest >= ALIGNMENT) {
-			Span remainder = new Span(span.segment, span.offset + size, rest);
-			remainder.prev = span;
-			remainder.link(span.next);
-			span.next = remainder;
-			span.size = size;
-			remainder.free = true;
-			this.free.add(remainder);
-			this.freeBytes += rest;
+	/** Unmaps the granules lying wholly in spans free since {@code cutoff}, in address order, until they cover {@code bytes}. */
+	private synchronized long unmapFree(long bytes, long cutoff) {
+		long released = 0;
+		for (Span.Segment segment : this.segments) {
+			for (Span span = segment.first; span != null && released < bytes; span = span.next) {
+				if (span.free && span.freeSince <= cutoff) {
+					released += segment.granules.unmapWithin(span.offset, span.offset + span.size, bytes - released,
+							this.allocator);
+				}
+			}
 		}
-		span.free = false;
-		return span;
+		this.segmentBytes -= released;
+		return released;
 	}
 
 }

@@ -195,7 +195,7 @@ final class FreeLists implements Tier {
 	}
 
 	private Tier beneath(Block block) {
-		return (block.classIndex < 0) ? this.large : this.arena;
+		return (block.span != null) ? this.arena : this.large;
 	}
 
 	private long sum(ToLongFunction<Stripe> figure) {

@@ -7,6 +7,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ObjLongConsumer;
 
 import io.gpumem.memory.MemoryAllocator;
@@ -35,6 +36,8 @@ final class LargeBlocks implements Tier {
 	/** Cached blocks by size, the most recently cached of a size last. */
 	private final TreeMap<Long, ArrayDeque<Cached>> bySize = new TreeMap<>();
 
+	private final AtomicLong reservedBytes = new AtomicLong();
+
 	private volatile long cachedBytes;
 
 	private volatile long cachedBuffers;
@@ -53,6 +56,7 @@ final class LargeBlocks implements Tier {
 	Block allocate(long size) {
 		Block block = Block.of(this.allocator.allocate(size), -1, null);
 		this.blocks.add(block);
+		this.reservedBytes.addAndGet(size);
 		this.counters.reserved(-1, 1, size);
 		return block;
 	}
@@ -144,8 +148,14 @@ final class LargeBlocks implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
+	/** Bytes of the blocks held, lent or cached. */
+	long reservedBytes() {
+		return this.reservedBytes.get();
+	}
+
 	private void free(Block block) {
 		this.blocks.remove(block);
+		this.reservedBytes.addAndGet(-block.size);
 		this.counters.reserved(-1, -1, block.size);
 		this.allocator.free(block.allocation);
 	}

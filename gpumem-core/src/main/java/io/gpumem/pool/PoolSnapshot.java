@@ -4,7 +4,7 @@ import java.util.ArrayList;
 import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * Every segment a pool holds with its blocks in address order, and what each block is doing: the pool's memory
@@ -31,16 +31,23 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 		long now = System.nanoTime();
 		Map<Block, Long> cached = new IdentityHashMap<>();
 		tiers.forEach((tier) -> tier.collectCached(cached::put));
-		Function<Block, BlockView> view = (block) -> view(block, now, cached.get(block), pending.get(block));
-		List<SegmentView> segments = new ArrayList<>(arena.snapshot((span) -> span.free
-				? new BlockView(span.offset, span.size, State.FREE, -1, null, List.of()) : view.apply(span.block)));
-		large.blocks().forEach((block) -> segments.add(new SegmentView(block.size, List.of(view.apply(block)))));
+		BiFunction<Block, Long, BlockView> view = (block, offset) -> view(block, offset, now, cached.get(block),
+				pending.get(block));
+		List<SegmentView> segments = new ArrayList<>();
+		for (Span.Piece piece : arena.pieces()) {
+			List<BlockView> blocks = new ArrayList<>(piece.parts().size());
+			for (Span.Part part : piece.parts()) {
+				blocks.add(part.span().free ? new BlockView(part.offset(), part.bytes(), State.FREE, -1, null, List.of())
+						: view.apply(part.span().block, part.offset()));
+			}
+			segments.add(new SegmentView(piece.bytes(), blocks));
+		}
+		large.blocks().forEach((block) -> segments.add(new SegmentView(block.size, List.of(view.apply(block, 0L)))));
 		return new PoolSnapshot(pool, reservedBytes, segments);
 	}
 
-	/** A block cached at {@code cachedAt}, or waiting on stream work, or else lent, as seen {@code now}. */
-	private static BlockView view(Block block, long now, Long cachedAt, Upkeep.Pending waiting) {
-		long offset = (block.span != null) ? block.span.offset : 0;
+	/** A block at {@code offset} of its segment, cached at {@code cachedAt}, or waiting on stream work, or else lent, as seen {@code now}. */
+	private static BlockView view(Block block, long offset, long now, Long cachedAt, Upkeep.Pending waiting) {
 		if (cachedAt != null) {
 			return new BlockView(offset, block.size, State.CACHED, millis(now - cachedAt), null, List.of());
 		}
@@ -61,7 +68,7 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	}
 
 	/**
-	 * One allocation from the pool's allocator.
+	 * One allocation from the pool's allocator, or one run of granules mapped into an expandable segment's range.
 	 *
 	 * @param bytes its size
 	 * @param blocks its blocks, by offset

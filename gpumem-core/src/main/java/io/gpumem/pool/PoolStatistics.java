@@ -103,6 +103,17 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 		/** No segments: for caches that cut nothing. */
 		public static final Segments NONE = new Segments(0, 0, 0, 0);
 
+		/** The statistics of an arena's pieces of memory, which hold {@code bytes}, {@code freeBytes} of them free. */
+		static Segments of(List<Span.Piece> pieces, long bytes, long freeBytes) {
+			long largest = 0;
+			for (Span.Piece piece : pieces) {
+				for (Span.Part part : piece.parts()) {
+					largest = part.span().free ? Math.max(largest, part.bytes()) : largest;
+				}
+			}
+			return new Segments(pieces.size(), bytes, freeBytes, largest);
+		}
+
 		/**
 		 * How scattered the free bytes are: 1 − largest free block / free bytes; 0 when they lie in one run
 		 * or there are none, near 1 when no large request could use them.

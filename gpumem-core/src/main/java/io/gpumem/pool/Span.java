@@ -1,6 +1,8 @@
 package io.gpumem.pool;
 
+import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.List;
 
 import io.gpumem.memory.Allocation;
 
@@ -32,6 +34,9 @@ final class Span {
 
 	boolean free;
 
+	/** When it was last freed, on the pool's clock, where it is free. */
+	long freeSince;
+
 	/** The block last made of this span, which keeps it and its leak watcher reachable while lent. */
 	Block block;
 
@@ -61,30 +66,79 @@ final class Span {
 	Block block(int classIndex) {
 		Block block = this.block;
 		if (block == null || block.size != this.size || block.classIndex != classIndex) {
-			block = Block.of(this.segment.allocation.slice(this.offset, this.size), classIndex, this);
+			block = Block.of(this.segment.slice(this.offset, this.size), classIndex, this);
 			this.block = block;
 		}
 		return block;
 	}
 
-	/** An allocation from the allocator, cut into spans. */
+	/**
+	 * A segment of the arena: an allocation from the allocator, or an expandable segment, a reserved range whose
+	 * granules are mapped as its spans are lent.
+	 */
 	static final class Segment {
 
+		/** The allocation, or null for an expandable segment. */
 		final Allocation allocation;
+
+		/** The range and its mapped granules, or null for an allocation. */
+		final Granules granules;
+
+		final long size;
 
 		/** Segments in the order allocated: the arena's tie-break between spans of one size. */
 		final long id;
 
 		Span first;
 
-		/** When its last lent span was freed, on the pool's clock. */
-		long freeSince;
-
-		Segment(Allocation allocation, long id) {
+		Segment(Allocation allocation, Granules granules, long size, long id) {
 			this.allocation = allocation;
+			this.granules = granules;
+			this.size = size;
 			this.id = id;
 		}
 
+		/** Bytes the segment holds of the device: all of an allocation, the mapped granules of a range. */
+		long heldBytes() {
+			return (this.granules != null) ? this.granules.mappedBytes() : this.size;
+		}
+
+		Allocation slice(long offset, long bytes) {
+			return (this.allocation != null) ? this.allocation.slice(offset, bytes) : this.granules.range.slice(offset, bytes);
+		}
+
+		/**
+		 * The memory the segment holds, as pieces in address order, each with the spans in it clipped to it: the
+		 * whole allocation, or each run of mapped granules.
+		 */
+		List<Piece> pieces() {
+			long[] runs = (this.granules != null) ? this.granules.runs() : new long[] { 0, this.size };
+			List<Piece> pieces = new ArrayList<>(runs.length / 2);
+			Span span = this.first;
+			for (int i = 0; i < runs.length; i += 2) {
+				long start = runs[i];
+				long end = runs[i + 1];
+				while (span.offset + span.size <= start) {
+					span = span.next;
+				}
+				List<Part> parts = new ArrayList<>();
+				for (Span part = span; part != null && part.offset < end; part = part.next) {
+					long from = Math.max(start, part.offset);
+					parts.add(new Part(part, from - start, Math.min(end, part.offset + part.size) - from));
+				}
+				pieces.add(new Piece(end - start, parts));
+			}
+			return pieces;
+		}
+
+	}
+
+	/** Memory a segment holds, in one run of addresses. */
+	record Piece(long bytes, List<Part> parts) {
+	}
+
+	/** The bytes of a span in a {@link Piece}, from {@code offset} in it. */
+	record Part(Span span, long offset, long bytes) {
 	}
 
 }

@@ -80,7 +80,7 @@ final class Tiers {
 	 */
 	Block cached(int classIndex, long size, int home, boolean returned) {
 		if (classIndex < 0) {
-			return this.large.take(classIndex, size, home);
+			return aboveTop().take(classIndex, size, home);
 		}
 		Block block = (returned && this.policy.front(classIndex)) ? this.front.take(classIndex, size, home) : null;
 		if (block == null && this.policy.upgrades(classIndex)) {
@@ -90,12 +90,13 @@ final class Tiers {
 	}
 
 	/**
-	 * A new block from the allocator: cut from a new segment of the arena, or above the top class a block of
-	 * its own.
+	 * A new block from the allocator: cut from the arena, or above the top class a block of its own where the
+	 * arena's segments are allocations.
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
 	 */
 	Block allocate(int classIndex, long size) {
-		Block block = (classIndex < 0) ? this.large.allocate(size) : this.arena.allocate(classIndex, size);
+		Block block = (classIndex >= 0 || aboveTop() == this.arena) ? this.arena.allocate(classIndex, size)
+				: this.large.allocate(size);
 		this.counters.notePeak(reservedBytes());
 		return block;
 	}
@@ -248,7 +249,15 @@ final class Tiers {
 
 	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */
 	long reservedBytes() {
-		return this.arena.segmentBytes() + this.counters.reservedBytes(-1);
+		return this.arena.segmentBytes() + this.large.reservedBytes();
+	}
+
+	/**
+	 * The tier of requests above the top class: the arena where it maps granules into ranges, since it serves any
+	 * size without a segment boundary; else blocks of their own.
+	 */
+	private Tier aboveTop() {
+		return this.arena.expandable() ? this.arena : this.large;
 	}
 
 	/** Bytes cached in the free lists and on the shelves: those a trim moves into the arena before it frees them. */

@@ -46,17 +46,22 @@ class PoolStressTest {
 
 	private static final long CAPACITY = 256L << 20;
 
-	/** The host backend, and the CUDA backend on the fake driver. */
-	static Stream<Named<Supplier<GpuBackend>>> backends() {
-		return Stream.of(Named.of("host", () -> new HostBackend(CAPACITY)),
-				Named.of("cuda on the fake driver", () -> CudaBackend.open(new FakeCudaDriver(CAPACITY), 0)));
+	/**
+	 * The host backend and the CUDA backend on the fake driver, each with segments that are allocations and with
+	 * expandable segments, granules mapped into reserved ranges.
+	 */
+	static Stream<Named<Memory>> memories() {
+		Supplier<GpuBackend> host = () -> new HostBackend(CAPACITY);
+		Supplier<GpuBackend> fake = () -> CudaBackend.open(new FakeCudaDriver(CAPACITY), 0);
+		return Stream.of(Named.of("host", new Memory(host, false)), Named.of("host, expandable", new Memory(host, true)),
+				Named.of("cuda on the fake driver", new Memory(fake, false)),
+				Named.of("cuda on the fake driver, expandable", new Memory(fake, true)));
 	}
 
 	@ParameterizedTest
-	@MethodSource("backends")
-	void concurrentAcquireReleaseAndTrimKeepOwnershipAndAccountingExact(Supplier<GpuBackend> backend)
-			throws Exception {
-		Result result = run(backend.get(), null);
+	@MethodSource("memories")
+	void concurrentAcquireReleaseAndTrimKeepOwnershipAndAccountingExact(Memory memory) throws Exception {
+		Result result = run(memory, null);
 		assertThat(result.failures).isZero();
 	}
 
@@ -65,15 +70,18 @@ class PoolStressTest {
 	 * fault whenever anything is cached, and with requests above the top class cached that is nearly always.
 	 */
 	@ParameterizedTest
-	@MethodSource("backends")
-	void aFailingAllocatorLosesNothingAndFailsOnlyWithOurException(Supplier<GpuBackend> backend) throws Exception {
-		Result result = run(backend.get(), 0.01);
+	@MethodSource("memories")
+	void aFailingAllocatorLosesNothingAndFailsOnlyWithOurException(Memory memory) throws Exception {
+		Result result = run(memory, 0.01);
 		assertThat(result.failures).isPositive();
 		assertThat(result.statistics.allocationFailures()).isEqualTo(result.failures);
 	}
 
-	private Result run(GpuBackend backend, Double faultProbability) throws Exception {
-		TrackingAllocator tracking = new TrackingAllocator(backend.allocator(MemoryKind.DEVICE), false);
+	private Result run(Memory memory, Double faultProbability) throws Exception {
+		GpuBackend backend = memory.backend().get();
+		MemoryAllocator device = memory.expandable() ? backend.virtualMemory().allocator()
+				: backend.allocator(MemoryKind.DEVICE);
+		TrackingAllocator tracking = new TrackingAllocator(device, false);
 		MemoryAllocator upstream = (faultProbability != null)
 				? FaultInjectingAllocator.withProbability(tracking, faultProbability, 99) : tracking;
 		StatisticsAllocator allocator = new StatisticsAllocator(upstream);
@@ -195,6 +203,9 @@ class PoolStressTest {
 	}
 
 	private record Result(PoolStatistics statistics, long failures) {
+	}
+
+	record Memory(Supplier<GpuBackend> backend, boolean expandable) {
 	}
 
 

@@ -1,0 +1,240 @@
+package io.gpumem.cuda;
+
+import io.gpumem.backend.VirtualMemory;
+import io.gpumem.memory.AddressRange;
+import io.gpumem.memory.AddressSpace;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.DeviceHealth;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.PhysicalMemory;
+
+/**
+ * A CUDA device's virtual memory management: physical memory from {@code cuMemCreate}, whole granules, mapped
+ * with {@code cuMemMap} into ranges from {@code cuMemAddressReserve}, and readable and writable by the device once
+ * {@code cuMemSetAccess} lets it.
+ */
+final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
+
+	private final CudaDevice device;
+
+	private final long granularity;
+
+	private final long maxRangeBytes;
+
+	private CudaVirtualMemory(CudaDevice device, long granularity, long maxRangeBytes) {
+		this.device = device;
+		this.granularity = granularity;
+		this.maxRangeBytes = maxRangeBytes;
+	}
+
+	/**
+	 * The device's virtual memory where it reports support and one granule maps, takes a write and unmaps; why
+	 * not otherwise.
+	 */
+	static VirtualMemory open(CudaDevice device) {
+		CudaDriver driver = device.bind();
+		if (!driver.virtualMemorySupported(device.ordinal())) {
+			return VirtualMemory.unsupported("CUDA device " + device.ordinal()
+					+ " does not report virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)");
+		}
+		try {
+			long granularity = driver.allocationGranularity(device.ordinal());
+			long total = driver.memoryInfo().totalBytes();
+			CudaVirtualMemory space = new CudaVirtualMemory(device, granularity,
+					(total + granularity - 1) / granularity * granularity);
+			space.probe();
+			return VirtualMemory.of(space);
+		}
+		catch (RuntimeException ex) {
+			return VirtualMemory.unsupported("probing virtual memory on CUDA device " + device.ordinal()
+					+ " failed: " + ex.getMessage());
+		}
+	}
+
+	/** Maps one granule into a range of its own, writes it, and gives both back. */
+	private void probe() {
+		AddressRange range = reserve(this.granularity);
+		try {
+			Allocation physical = allocate(this.granularity);
+			try {
+				range.map(0, physical);
+				try {
+					range.slice(0, this.granularity).fill(0, this.granularity, (byte) 0);
+				}
+				finally {
+					range.unmap(0, physical);
+				}
+			}
+			finally {
+				free(physical);
+			}
+		}
+		finally {
+			range.release();
+		}
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return MemoryKind.DEVICE;
+	}
+
+	@Override
+	public Allocation allocate(long bytes) {
+		MemoryAllocator.requirePositiveSize(bytes);
+		requireGranules("physical memory", bytes);
+		try {
+			return new Physical(this, this.device.bind().createPhysical(this.device.ordinal(), bytes), bytes);
+		}
+		catch (CudaException ex) {
+			throw CudaAllocator.refusal(ex, this, bytes);
+		}
+	}
+
+	@Override
+	public void free(Allocation allocation) {
+		this.device.bind().releasePhysical(physical(allocation).handle);
+	}
+
+	@Override
+	public AddressSpace addressSpace() {
+		return this;
+	}
+
+	@Override
+	public long granularity() {
+		return this.granularity;
+	}
+
+	@Override
+	public long maxRangeBytes() {
+		return this.maxRangeBytes;
+	}
+
+	@Override
+	public AddressRange reserve(long bytes) {
+		MemoryAllocator.requirePositiveSize(bytes);
+		requireGranules("a range", bytes);
+		if (bytes > this.maxRangeBytes) {
+			throw new IllegalArgumentException("a range of device " + this.device.ordinal() + " holds at most "
+					+ this.maxRangeBytes + " bytes, not " + bytes);
+		}
+		try {
+			return new Range(this, this.device.bind().reserveAddresses(bytes), bytes);
+		}
+		catch (CudaException ex) {
+			throw CudaAllocator.refusal(ex, this, bytes);
+		}
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.device.health();
+	}
+
+	@Override
+	public MemoryInfo memoryInfo() {
+		return this.device.bind().memoryInfo();
+	}
+
+	@Override
+	public String describe() {
+		return "cuda DEVICE virtual memory on device " + this.device.ordinal() + " (" + this.device.name()
+				+ ", granules of " + ByteSizes.format(this.granularity) + ")";
+	}
+
+	private void requireGranules(String what, long bytes) {
+		if (bytes % this.granularity != 0) {
+			throw new IllegalArgumentException(what + " of " + bytes + " bytes is not a whole number of granules of "
+					+ this.granularity + " bytes");
+		}
+	}
+
+	private Physical physical(Allocation allocation) {
+		if (allocation instanceof Physical physical && physical.space == this) {
+			return physical;
+		}
+		throw new IllegalArgumentException("not physical memory of CUDA device " + this.device.ordinal() + ": "
+				+ allocation);
+	}
+
+	/** A {@code cuMemCreate} handle. */
+	private static final class Physical extends PhysicalMemory {
+
+		private final CudaVirtualMemory space;
+
+		private final Object handle;
+
+		Physical(CudaVirtualMemory space, Object handle, long size) {
+			super(size);
+			this.space = space;
+			this.handle = handle;
+		}
+
+		@Override
+		public String toString() {
+			return "CUDA physical memory[" + size() + " bytes]";
+		}
+
+	}
+
+	/** A range of reserved device addresses; its slices share the range's freed flag, so none outlives it. */
+	private static final class Range implements AddressRange {
+
+		private final CudaVirtualMemory space;
+
+		private final CudaDeviceAllocation addresses;
+
+		Range(CudaVirtualMemory space, Object base, long bytes) {
+			this.space = space;
+			this.addresses = new CudaDeviceAllocation(space, space.device, MemoryKind.DEVICE, base, bytes);
+		}
+
+		@Override
+		public long size() {
+			return this.addresses.size();
+		}
+
+		@Override
+		public void map(long offset, Allocation physical) {
+			Physical memory = this.space.physical(physical);
+			CudaDriver driver = this.space.device.bind();
+			Object address = driver.offset(this.addresses.pointer(), offset);
+			driver.map(address, memory.size(), memory.handle);
+			try {
+				driver.setAccess(address, memory.size(), this.space.device.ordinal());
+			}
+			catch (RuntimeException ex) {
+				driver.unmap(address, memory.size());
+				throw ex;
+			}
+		}
+
+		@Override
+		public void unmap(long offset, Allocation physical) {
+			Physical memory = this.space.physical(physical);
+			CudaDriver driver = this.space.device.bind();
+			driver.unmap(driver.offset(this.addresses.pointer(), offset), memory.size());
+		}
+
+		@Override
+		public Allocation slice(long offset, long bytes) {
+			return this.addresses.slice(offset, bytes);
+		}
+
+		@Override
+		public void release() {
+			this.space.device.bind().freeAddresses(this.addresses.markFreed(), size());
+		}
+
+		@Override
+		public String toString() {
+			return "CUDA range of " + ByteSizes.format(size()) + " on device " + this.space.device.ordinal();
+		}
+
+	}
+
+}

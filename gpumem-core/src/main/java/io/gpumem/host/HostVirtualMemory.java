@@ -1,0 +1,303 @@
+package io.gpumem.host;
+
+import java.io.IOException;
+import java.io.RandomAccessFile;
+import java.io.UncheckedIOException;
+import java.nio.ByteOrder;
+import java.nio.MappedByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.atomic.AtomicReferenceArray;
+
+import io.gpumem.memory.AddressRange;
+import io.gpumem.memory.AddressSpace;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ByteSizes;
+import io.gpumem.memory.DeviceHealth;
+import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
+import io.gpumem.memory.PhysicalMemory;
+
+/**
+ * The host backend's emulation of CUDA's virtual memory management: physical DEVICE memory in whole granules,
+ * drawn on the device's capacity, and address ranges it is mapped into, with CUDA's rules checked. A range's
+ * addresses are a private mapping of a sparse temporary file, which costs the process nothing until written: a
+ * mapped granule counts against the capacity, a reserved one does not. An unmapped granule's pages stay with the
+ * process until its range is released, and are used again when a granule is mapped there.
+ */
+final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
+
+	/** CUDA's granularity on current devices. */
+	static final long GRANULARITY = 2L << 20;
+
+	/** The most one mapping of a file may hold, in whole granules. */
+	static final long MAX_RANGE_BYTES = 1L << 30;
+
+	private final HostBackend.Capacity capacity;
+
+	private final DeviceHealth health;
+
+	HostVirtualMemory(HostBackend.Capacity capacity, DeviceHealth health) {
+		this.capacity = capacity;
+		this.health = health;
+	}
+
+	@Override
+	public MemoryKind kind() {
+		return MemoryKind.DEVICE;
+	}
+
+	/** Physical memory of whole granules, as {@code cuMemCreate}: used only once mapped into a range. */
+	@Override
+	public Allocation allocate(long bytes) {
+		MemoryAllocator.requirePositiveSize(bytes);
+		requireGranules("physical memory", bytes);
+		this.health.check();
+		if (!this.capacity.tryReserve(bytes)) {
+			throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(MemoryKind.DEVICE, bytes, memoryInfo(), -1,
+					"host backend capacity exhausted"));
+		}
+		return new Physical(this, bytes);
+	}
+
+	/** Releases physical memory; where it is still mapped, its bytes stay charged until it is unmapped, as on CUDA. */
+	@Override
+	public void free(Allocation allocation) {
+		physical(allocation).release();
+	}
+
+	@Override
+	public AddressSpace addressSpace() {
+		return this;
+	}
+
+	@Override
+	public long granularity() {
+		return GRANULARITY;
+	}
+
+	@Override
+	public long maxRangeBytes() {
+		return MAX_RANGE_BYTES;
+	}
+
+	@Override
+	public AddressRange reserve(long bytes) {
+		MemoryAllocator.requirePositiveSize(bytes);
+		requireGranules("a range", bytes);
+		if (bytes > MAX_RANGE_BYTES) {
+			throw new IllegalArgumentException("a host range holds at most " + MAX_RANGE_BYTES + " bytes, not " + bytes);
+		}
+		this.health.check();
+		return new Range(this, addresses(bytes));
+	}
+
+	@Override
+	public DeviceHealth health() {
+		return this.health;
+	}
+
+	@Override
+	public MemoryInfo memoryInfo() {
+		return this.capacity.info();
+	}
+
+	@Override
+	public String describe() {
+		return "host DEVICE virtual memory (capacity " + ByteSizes.format(memoryInfo().totalBytes()) + ", granules of "
+				+ ByteSizes.format(GRANULARITY) + ")";
+	}
+
+	private Physical physical(Allocation allocation) {
+		if (allocation instanceof Physical physical && physical.space == this) {
+			return physical;
+		}
+		throw new IllegalArgumentException("not physical memory of this host address space: " + allocation);
+	}
+
+	private static void requireGranules(String what, long bytes) {
+		if (bytes % GRANULARITY != 0) {
+			throw new IllegalArgumentException(what + " of " + bytes + " bytes is not a whole number of granules of "
+					+ GRANULARITY + " bytes");
+		}
+	}
+
+	/** Addresses that hold no memory until written: a private mapping of a sparse file, deleted at once. */
+	private static MappedByteBuffer addresses(long bytes) {
+		try {
+			Path file = Files.createTempFile("gpumem-range", ".bin");
+			try (RandomAccessFile sparse = new RandomAccessFile(file.toFile(), "rw")) {
+				sparse.setLength(bytes);
+				return sparse.getChannel().map(FileChannel.MapMode.PRIVATE, 0, bytes);
+			}
+			finally {
+				Files.delete(file);
+			}
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException("could not reserve " + bytes + " bytes of host addresses", ex);
+		}
+	}
+
+	/** Physical memory of a host address space: charged until released and unmapped. */
+	private static final class Physical extends PhysicalMemory {
+
+		private final HostVirtualMemory space;
+
+		private int mappings;
+
+		private boolean released;
+
+		Physical(HostVirtualMemory space, long size) {
+			super(size);
+			this.space = space;
+		}
+
+		synchronized void mapped() {
+			if (this.released) {
+				throw new IllegalStateException(this + " mapped after its release");
+			}
+			this.mappings++;
+		}
+
+		synchronized void unmapped() {
+			this.mappings--;
+			chargeOff();
+		}
+
+		synchronized void release() {
+			if (this.released) {
+				throw new IllegalStateException(this + " released twice");
+			}
+			this.released = true;
+			chargeOff();
+		}
+
+		private void chargeOff() {
+			if (this.released && this.mappings == 0) {
+				this.space.capacity.release(size());
+			}
+		}
+
+		@Override
+		public String toString() {
+			return "host physical memory[" + size() + " bytes" + (this.released ? ", released" : "") + "]";
+		}
+
+	}
+
+	/** A range of host addresses, with the physical memory mapped at each granule. */
+	static final class Range implements AddressRange {
+
+		private final HostVirtualMemory space;
+
+		private final MappedByteBuffer addresses;
+
+		private final AtomicReferenceArray<Physical> granules;
+
+		private boolean released;
+
+		Range(HostVirtualMemory space, MappedByteBuffer addresses) {
+			this.space = space;
+			this.addresses = addresses;
+			this.granules = new AtomicReferenceArray<>((int) (addresses.capacity() / GRANULARITY));
+		}
+
+		@Override
+		public long size() {
+			return this.addresses.capacity();
+		}
+
+		@Override
+		public synchronized void map(long offset, Allocation physical) {
+			Physical memory = this.space.physical(physical);
+			int first = granule(offset, memory.size());
+			int count = (int) (memory.size() / GRANULARITY);
+			for (int i = first; i < first + count; i++) {
+				if (this.granules.get(i) != null) {
+					throw new IllegalArgumentException("granule at " + i * GRANULARITY + " of " + this + " is already mapped");
+				}
+			}
+			memory.mapped();
+			for (int i = first; i < first + count; i++) {
+				this.granules.set(i, memory);
+			}
+		}
+
+		@Override
+		public synchronized void unmap(long offset, Allocation physical) {
+			Physical memory = this.space.physical(physical);
+			int first = granule(offset, memory.size());
+			int count = (int) (memory.size() / GRANULARITY);
+			boolean whole = (first == 0 || this.granules.get(first - 1) != memory)
+					&& (first + count == this.granules.length() || this.granules.get(first + count) != memory);
+			for (int i = first; i < first + count; i++) {
+				whole &= this.granules.get(i) == memory;
+			}
+			if (!whole) {
+				throw new IllegalArgumentException(memory + " is not mapped whole at " + offset + " of " + this);
+			}
+			for (int i = first; i < first + count; i++) {
+				this.granules.set(i, null);
+			}
+			memory.unmapped();
+		}
+
+		@Override
+		public Allocation slice(long offset, long bytes) {
+			checkMapped(offset, bytes);
+			return new HostAllocation(MemoryKind.DEVICE,
+					this.addresses.slice(Math.toIntExact(offset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()),
+					this.space.health, this, offset);
+		}
+
+		@Override
+		public synchronized void release() {
+			for (int i = 0; i < this.granules.length(); i++) {
+				if (this.granules.get(i) != null) {
+					throw new IllegalStateException(this + " is released with its granule at " + i * GRANULARITY
+							+ " still mapped");
+				}
+			}
+			this.released = true;
+		}
+
+		/**
+		 * Refuses a use of bytes that are not all mapped, as a device faults on them.
+		 * @throws IllegalStateException if a granule of {@code [offset, offset + bytes)} is unmapped
+		 */
+		void checkMapped(long offset, long bytes) {
+			if (bytes == 0) {
+				return;
+			}
+			if (offset < 0 || bytes < 0 || offset + bytes > size()) {
+				throw new IllegalArgumentException(bytes + " bytes at " + offset + " are outside " + this);
+			}
+			for (long i = offset / GRANULARITY; i <= (offset + bytes - 1) / GRANULARITY; i++) {
+				if (this.granules.get((int) i) == null) {
+					throw new IllegalStateException("bytes at " + offset + " of " + this + " are used unmapped (granule at "
+							+ i * GRANULARITY + ")" + (this.released ? "; the range was released" : ""));
+				}
+			}
+		}
+
+		private int granule(long offset, long bytes) {
+			if (offset % GRANULARITY != 0 || offset < 0 || offset + bytes > size()) {
+				throw new IllegalArgumentException("a mapping of " + bytes + " bytes at " + offset + " is not whole granules"
+						+ " within " + this);
+			}
+			return (int) (offset / GRANULARITY);
+		}
+
+		@Override
+		public String toString() {
+			return "host range of " + ByteSizes.format(size());
+		}
+
+	}
+
+}

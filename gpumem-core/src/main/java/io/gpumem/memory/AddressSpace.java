@@ -1,0 +1,25 @@
+package io.gpumem.memory;
+
+/**
+ * Device addresses reserved with no memory behind them, into which physical memory is mapped a granule at a time
+ * (CUDA's virtual memory management): what lets a pool's arena grow at its end without segment boundaries and give
+ * back any free granule, wherever it lies. The allocator that offers it ({@link MemoryAllocator#addressSpace()})
+ * allocates the physical memory, whole granules, which is used only through a mapping.
+ */
+public interface AddressSpace {
+
+	/** The unit of mapping: sizes and offsets in a range are whole multiples of it. */
+	long granularity();
+
+	/** The most bytes one range may hold. */
+	long maxRangeBytes();
+
+	/**
+	 * Reserves a range of addresses, holding no memory.
+	 * @param bytes a positive multiple of the granularity, at most {@link #maxRangeBytes()}
+	 * @throws IllegalArgumentException if {@code bytes} breaks those rules
+	 * @throws GpuOutOfMemoryException if the device has no range of addresses that large left
+	 */
+	AddressRange reserve(long bytes);
+
+}

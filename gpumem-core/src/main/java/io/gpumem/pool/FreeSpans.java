@@ -1,0 +1,98 @@
+package io.gpumem.pool;
+
+import java.util.TreeSet;
+
+/**
+ * The free spans of an {@link Arena}: found best fit, cut to size from the front, and coalesced with their free
+ * neighbours when freed. Guarded by the arena's lock; {@link #bytes()} is read without it.
+ */
+final class FreeSpans {
+
+	/** How many free spans above the best fit are looked through for one already mapped, before mapping more. */
+	private static final int MAPPED_FIT_LOOKAHEAD = 8;
+
+	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
+
+	private final Span probe = new Span(new Span.Segment(null, null, 0, Long.MIN_VALUE), 0, 0);
+
+	private volatile long bytes;
+
+	/** Bytes of the free spans, mapped or not. */
+	long bytes() {
+		return this.bytes;
+	}
+
+	/**
+	 * The free span a request of {@code size} bytes is cut from: the best fit, or in a range a near one whose bytes
+	 * are mapped, the best fit that is not only where {@code mappedOnly} is false; null when none fits.
+	 */
+	Span fit(long size, boolean mappedOnly) {
+		this.probe.size = size;
+		Span fit = this.free.ceiling(this.probe);
+		if (fit == null || fit.segment.granules == null) {
+			return fit;
+		}
+		Span candidate = fit;
+		for (int i = 0; candidate != null && i < MAPPED_FIT_LOOKAHEAD; i++) {
+			if (candidate.segment.granules.mapped(candidate.offset, candidate.offset + size)) {
+				return candidate;
+			}
+			candidate = this.free.higher(candidate);
+		}
+		return mappedOnly ? null : fit;
+	}
+
+	/** Adds a new segment's span, all free. */
+	void add(Span whole) {
+		whole.free = true;
+		this.free.add(whole);
+		this.bytes += whole.size;
+	}
+
+	/** Takes a whole free segment's span out. */
+	void remove(Span whole) {
+		this.free.remove(whole);
+		this.bytes -= whole.size;
+	}
+
+	/** Cuts {@code size} bytes from the front of free span {@code span} to lend, leaving the rest free. */
+	Span cut(Span span, long size) {
+		remove(span);
+		long rest = span.size - size;
+		if (rest >= Arena.ALIGNMENT) {
+			Span remainder = new Span(span.segment, span.offset + size, rest);
+			remainder.prev = span;
+			remainder.link(span.next);
+			span.next = remainder;
+			span.size = size;
+			remainder.freeSince = span.freeSince;
+			add(remainder);
+		}
+		span.free = false;
+		return span;
+	}
+
+	/** Frees a lent span at {@code stamp}, coalescing it with its free neighbours. */
+	void free(Span span, long stamp) {
+		if (span.free) {
+			throw new IllegalStateException("span of " + span.size + " bytes freed twice");
+		}
+		Span merged = span;
+		Span before = span.prev;
+		if (before != null && before.free) {
+			remove(before);
+			before.size += merged.size;
+			before.link(merged.next);
+			merged = before;
+		}
+		Span after = merged.next;
+		if (after != null && after.free) {
+			remove(after);
+			merged.size += after.size;
+			merged.link(after.next);
+		}
+		merged.freeSince = stamp;
+		add(merged);
+	}
+
+}

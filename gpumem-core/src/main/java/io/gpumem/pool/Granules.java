@@ -1,0 +1,125 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+
+import io.gpumem.memory.AddressRange;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
+
+/**
+ * An expandable segment's memory: a reserved address range and the physical memory mapped into it, one allocation
+ * a granule, so that any granule can go back on its own (PyTorch's expandable segments). Guarded by the arena's
+ * lock.
+ */
+final class Granules {
+
+	final AddressRange range;
+
+	private final long granule;
+
+	private final Allocation[] mapped;
+
+	private long mappedBytes;
+
+	Granules(AddressRange range, long granule) {
+		this.range = range;
+		this.granule = granule;
+		this.mapped = new Allocation[Math.toIntExact(range.size() / granule)];
+	}
+
+	/** Bytes of the granules mapped. */
+	long mappedBytes() {
+		return this.mappedBytes;
+	}
+
+	/** Whether every granule that {@code [from, to)} touches is mapped. */
+	boolean mapped(long from, long to) {
+		for (int g = first(from); g <= last(to); g++) {
+			if (this.mapped[g] == null) {
+				return false;
+			}
+		}
+		return true;
+	}
+
+	/**
+	 * Maps every unmapped granule that {@code [from, to)} touches, each with memory of its own from {@code allocator}.
+	 * @return the bytes newly mapped
+	 * @throws RuntimeException as the allocator or the range refuses, once those this call mapped are unmapped again
+	 */
+	long map(long from, long to, MemoryAllocator allocator) {
+		List<Integer> added = new ArrayList<>();
+		try {
+			for (int g = first(from); g <= last(to); g++) {
+				if (this.mapped[g] == null) {
+					Allocation physical = allocator.allocate(this.granule);
+					try {
+						this.range.map(g * this.granule, physical);
+					}
+					catch (RuntimeException ex) {
+						allocator.free(physical);
+						throw ex;
+					}
+					this.mapped[g] = physical;
+					added.add(g);
+				}
+			}
+		}
+		catch (RuntimeException ex) {
+			added.forEach((g) -> unmap(g, allocator));
+			throw ex;
+		}
+		this.mappedBytes += added.size() * this.granule;
+		return added.size() * this.granule;
+	}
+
+	/**
+	 * Unmaps and frees the mapped granules that lie wholly in {@code [from, to)}, in address order, until they cover
+	 * {@code bytes}.
+	 * @return the bytes given back
+	 */
+	long unmapWithin(long from, long to, long bytes, MemoryAllocator allocator) {
+		long released = 0;
+		for (long g = (from + this.granule - 1) / this.granule; (g + 1) * this.granule <= to && released < bytes; g++) {
+			if (this.mapped[(int) g] != null) {
+				unmap((int) g, allocator);
+				released += this.granule;
+			}
+		}
+		this.mappedBytes -= released;
+		return released;
+	}
+
+	/** The runs of mapped granules in address order, as {@code [start, end)} pairs. */
+	long[] runs() {
+		long[] runs = new long[this.mapped.length + 1];
+		int count = 0;
+		for (int g = 0; g < this.mapped.length; g++) {
+			if (this.mapped[g] != null && (g == 0 || this.mapped[g - 1] == null)) {
+				runs[count++] = g * this.granule;
+			}
+			if (this.mapped[g] != null && (g + 1 == this.mapped.length || this.mapped[g + 1] == null)) {
+				runs[count++] = (g + 1) * this.granule;
+			}
+		}
+		return Arrays.copyOf(runs, count);
+	}
+
+	private void unmap(int g, MemoryAllocator allocator) {
+		Allocation physical = this.mapped[g];
+		this.range.unmap(g * this.granule, physical);
+		this.mapped[g] = null;
+		allocator.free(physical);
+	}
+
+	private int first(long from) {
+		return (int) (from / this.granule);
+	}
+
+	private int last(long to) {
+		return (int) ((to - 1) / this.granule);
+	}
+
+}
