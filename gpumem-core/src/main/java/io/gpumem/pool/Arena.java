@@ -40,7 +40,14 @@ final class Arena implements Tier {
 
 	private final long segmentStep;
 
-	private final FreeSpans free = new FreeSpans();
+	/** The free spans of half a segment step or less. */
+	private final FreeSpans small = new FreeSpans();
+
+	/**
+	 * The free spans of larger requests: apart from the small ones in ranges of their own, so that a small block
+	 * pins no granule among large ones (PyTorch's small and large pools); the same spans over allocations.
+	 */
+	private final FreeSpans large;
 
 	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
@@ -63,6 +70,7 @@ final class Arena implements Tier {
 		this.allocator = allocator;
 		this.space = allocator.addressSpace();
 		this.segmentStep = (this.space != null) ? this.space.granularity() : segmentStep;
+		this.large = (this.space != null) ? new FreeSpans() : this.small;
 		this.counters = counters;
 	}
 
@@ -107,7 +115,7 @@ final class Arena implements Tier {
 				if (span == null) {
 					Span.Segment segment = newSegment(spanSize);
 					synchronized (this) {
-						span = prepare(this.free.cut(addSegment(segment), spanSize));
+						span = prepare(segment.spans.cut(addSegment(segment), spanSize));
 					}
 				}
 			}
@@ -135,7 +143,7 @@ final class Arena implements Tier {
 		long spanSize = spanSize(size);
 		long perSegment = segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
-			Span.Segment segment = segment(allocateSegment(Math.min(left, perSegment) * spanSize), null);
+			Span.Segment segment = segment(allocateSegment(Math.min(left, perSegment) * spanSize), null, spanSize);
 			synchronized (this) {
 				addSegment(segment);
 			}
@@ -148,7 +156,7 @@ final class Arena implements Tier {
 		this.counters.reserved(block.classIndex, -1, block.size);
 		boolean closed;
 		synchronized (this) {
-			this.free.free(block.span, stamp);
+			block.span.segment.spans.free(block.span, stamp);
 			closed = this.closed;
 		}
 		if (closed) {
@@ -187,7 +195,8 @@ final class Arena implements Tier {
 	/** Bytes free in the memory held: in free spans, mapped. */
 	@Override
 	public long cachedBytes() {
-		return this.free.bytes() - (this.addressBytes - this.segmentBytes);
+		long free = this.small.bytes() + ((this.large != this.small) ? this.large.bytes() : 0);
+		return free - (this.addressBytes - this.segmentBytes);
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -227,8 +236,8 @@ final class Arena implements Tier {
 
 	/** A free span of at least {@code size} bytes, cut to size ({@link FreeSpans#fit}); null when none fits. */
 	private synchronized Span takeSpan(long size, boolean mappedOnly) {
-		Span fit = this.free.fit(size, mappedOnly);
-		return (fit != null) ? prepare(this.free.cut(fit, size)) : null;
+		Span fit = spans(size).fit(size, mappedOnly);
+		return (fit != null) ? prepare(fit.segment.spans.cut(fit, size)) : null;
 	}
 
 	/** Maps the granules of a span lent from a range that are not yet; frees the span again if that fails. */
@@ -239,23 +248,28 @@ final class Arena implements Tier {
 				this.segmentBytes += granules.map(span.offset, span.offset + span.size, this.allocator);
 			}
 			catch (RuntimeException ex) {
-				this.free.free(span, span.freeSince);
+				span.segment.spans.free(span, span.freeSince);
 				throw ex;
 			}
 		}
 		return span;
 	}
 
+	/** The free spans a span of {@code size} bytes is cut from. */
+	private FreeSpans spans(long size) {
+		return (size <= this.segmentStep / 2) ? this.small : this.large;
+	}
+
 	/** A new segment for a span of {@code spanSize} bytes: a range reserved, or an allocation. */
 	private Span.Segment newSegment(long spanSize) {
 		return (this.space != null)
-				? segment(null, new Granules(this.space.reserve(segmentSize(spanSize)), this.segmentStep))
-				: segment(allocateSegment(spanSize), null);
+				? segment(null, new Granules(this.space.reserve(segmentSize(spanSize)), this.segmentStep), spanSize)
+				: segment(allocateSegment(spanSize), null, spanSize);
 	}
 
-	private Span.Segment segment(Allocation allocation, Granules granules) {
+	private Span.Segment segment(Allocation allocation, Granules granules, long spanSize) {
 		long size = (allocation != null) ? allocation.size() : granules.range.size();
-		return new Span.Segment(allocation, granules, size, this.nextSegmentId.getAndIncrement());
+		return new Span.Segment(allocation, granules, size, spans(spanSize), this.nextSegmentId.getAndIncrement());
 	}
 
 	/** Adds a segment as one free span, and answers that span. */
@@ -264,7 +278,7 @@ final class Arena implements Tier {
 		this.segmentBytes += segment.heldBytes();
 		this.addressBytes += segment.size;
 		Span whole = new Span(segment, 0, segment.size);
-		this.free.add(whole);
+		segment.spans.add(whole);
 		return whole;
 	}
 
@@ -294,7 +308,7 @@ final class Arena implements Tier {
 			if (segment.first.wholeFreeSegment() && ((segment.granules != null) ? segment.heldBytes() == 0
 					: covered < bytes && segment.first.freeSince <= cutoff)) {
 				it.remove();
-				this.free.remove(segment.first);
+				segment.spans.remove(segment.first);
 				this.addressBytes -= segment.size;
 				this.segmentBytes -= segment.heldBytes();
 				covered += segment.heldBytes();

@@ -86,15 +86,19 @@ final class Span {
 
 		final long size;
 
+		/** The free spans its free spans are among. */
+		final FreeSpans spans;
+
 		/** Segments in the order allocated: the arena's tie-break between spans of one size. */
 		final long id;
 
 		Span first;
 
-		Segment(Allocation allocation, Granules granules, long size, long id) {
+		Segment(Allocation allocation, Granules granules, long size, FreeSpans spans, long id) {
 			this.allocation = allocation;
 			this.granules = granules;
 			this.size = size;
+			this.spans = spans;
 			this.id = id;
 		}
 
