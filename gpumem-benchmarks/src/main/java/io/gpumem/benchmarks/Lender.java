@@ -19,7 +19,8 @@ import io.gpumem.pool.StratifiedMemoryPool;
 abstract class Lender implements AutoCloseable {
 
 	/** Every lender, by the name the workload's {@code --lenders} option takes. */
-	static final List<String> NAMES = List.of("gpumem", "gpumem-cuda-async", "netty", "netty-cache", "backend");
+	static final List<String> NAMES = List.of("gpumem", "gpumem-fixed", "gpumem-cuda-async", "netty", "netty-cache",
+			"backend");
 
 	private final String name;
 
@@ -29,7 +30,10 @@ abstract class Lender implements AutoCloseable {
 
 	static Lender create(String name, GpuBackend backend) {
 		return switch (name) {
-			case "gpumem" -> new Pool(name, backend.allocator(MemoryKind.DEVICE), PoolConfig.builder("workload").build());
+			case "gpumem" -> new Pool(name, backend.virtualMemory().allocatorOr(backend.allocator(MemoryKind.DEVICE)),
+					PoolConfig.builder("workload").build());
+			case "gpumem-fixed" -> new Pool(name, backend.allocator(MemoryKind.DEVICE),
+					PoolConfig.builder("workload").build());
 			case "gpumem-cuda-async" -> new Pool(name, backend.streamOrderedAllocator(),
 					PoolConfig.builder("workload").build());
 			case "netty" -> new Netty(name, new PooledByteBufAllocator(true));

@@ -33,6 +33,11 @@ public record VirtualMemory(MemoryAllocator allocator, String reason) {
 		return new VirtualMemory(null, Objects.requireNonNull(reason, "reason"));
 	}
 
+	/** The allocator of physical memory where supported, else {@code fixed}, whose blocks are used directly. */
+	public MemoryAllocator allocatorOr(MemoryAllocator fixed) {
+		return supported() ? this.allocator : fixed;
+	}
+
 	/** Whether the device maps memory into reserved ranges. */
 	public boolean supported() {
 		return this.allocator != null;

@@ -4,10 +4,8 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.AddressSpace;
-import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
@@ -28,31 +26,15 @@ final class Arena implements Tier {
 	/** Spans start at multiples of this and their sizes are multiples of it: the alignment {@code cuMemAlloc} gives. */
 	static final long ALIGNMENT = 256;
 
-	private final MemoryAllocator allocator;
-
-	/** Where ranges are reserved; null for segments that are allocations. */
-	private final AddressSpace space;
+	private final SegmentSource source;
 
 	private final PoolCounters counters;
 
 	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
-	private final long segmentStep;
-
-	/** The free spans of half a segment step or less. */
-	private final FreeSpans small = new FreeSpans();
-
-	/**
-	 * The free spans of larger requests: apart from the small ones in ranges of their own, so that a small block
-	 * pins no granule among large ones (PyTorch's small and large pools); the same spans over allocations.
-	 */
-	private final FreeSpans large;
-
 	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
-
-	private final AtomicLong nextSegmentId = new AtomicLong();
 
 	private boolean closed;
 
@@ -67,10 +49,7 @@ final class Arena implements Tier {
 	 * allocator with an address space, ranges as large as the allocator's memory, mapped a granule at a time.
 	 */
 	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters) {
-		this.allocator = allocator;
-		this.space = allocator.addressSpace();
-		this.segmentStep = (this.space != null) ? this.space.granularity() : segmentStep;
-		this.large = (this.space != null) ? new FreeSpans() : this.small;
+		this.source = new SegmentSource(allocator, segmentStep);
 		this.counters = counters;
 	}
 
@@ -79,19 +58,9 @@ final class Arena implements Tier {
 		return (bytes + ALIGNMENT - 1) & -ALIGNMENT;
 	}
 
-	/** The size of a segment made for a span of {@code spanSize} bytes. */
-	long segmentSize(long spanSize) {
-		long steps = (spanSize + this.segmentStep - 1) / this.segmentStep * this.segmentStep;
-		if (this.space != null) {
-			long range = Math.min(this.space.maxRangeBytes(), this.allocator.memoryInfo().totalBytes());
-			return Math.max(steps, range / this.segmentStep * this.segmentStep);
-		}
-		return (spanSize <= this.segmentStep / 2) ? this.segmentStep : steps;
-	}
-
 	/** Whether segments are ranges whose granules are mapped as needed. */
 	boolean expandable() {
-		return this.space != null;
+		return this.source.space != null;
 	}
 
 	/** A block of at least {@code size} bytes for the class, cut from a free span held already; null when none fits. */
@@ -113,7 +82,7 @@ final class Arena implements Tier {
 			synchronized (this.growing) {
 				span = takeSpan(spanSize, false);
 				if (span == null) {
-					Span.Segment segment = newSegment(spanSize);
+					Span.Segment segment = this.source.make(spanSize);
 					synchronized (this) {
 						span = prepare(segment.spans.cut(addSegment(segment), spanSize));
 					}
@@ -128,7 +97,7 @@ final class Arena implements Tier {
 	 * @throws GpuOutOfMemoryException if the allocator refuses (what was made before stays)
 	 */
 	void grow(long size, int count) {
-		if (this.space != null) {
+		if (expandable()) {
 			List<Block> blocks = new ArrayList<>();
 			try {
 				for (int i = 0; i < count; i++) {
@@ -141,9 +110,9 @@ final class Arena implements Tier {
 			return;
 		}
 		long spanSize = spanSize(size);
-		long perSegment = segmentSize(spanSize) / spanSize;
+		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
-			Span.Segment segment = segment(allocateSegment(Math.min(left, perSegment) * spanSize), null, spanSize);
+			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize);
 			synchronized (this) {
 				addSegment(segment);
 			}
@@ -178,10 +147,10 @@ final class Arena implements Tier {
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = (this.space != null) ? unmapFree(bytes, cutoff) : 0;
+		long released = expandable() ? unmapFree(bytes, cutoff) : 0;
 		for (Span.Segment segment : removeFree(bytes, cutoff)) {
 			if (segment.allocation != null) {
-				this.allocator.free(segment.allocation);
+				this.source.allocator.free(segment.allocation);
 				released += segment.size;
 			}
 			else {
@@ -195,8 +164,7 @@ final class Arena implements Tier {
 	/** Bytes free in the memory held: in free spans, mapped. */
 	@Override
 	public long cachedBytes() {
-		long free = this.small.bytes() + ((this.large != this.small) ? this.large.bytes() : 0);
-		return free - (this.addressBytes - this.segmentBytes);
+		return this.source.freeBytes() - (this.addressBytes - this.segmentBytes);
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -236,7 +204,7 @@ final class Arena implements Tier {
 
 	/** A free span of at least {@code size} bytes, cut to size ({@link FreeSpans#fit}); null when none fits. */
 	private synchronized Span takeSpan(long size, boolean mappedOnly) {
-		Span fit = spans(size).fit(size, mappedOnly);
+		Span fit = this.source.spans(size).fit(size, mappedOnly);
 		return (fit != null) ? prepare(fit.segment.spans.cut(fit, size)) : null;
 	}
 
@@ -245,7 +213,7 @@ final class Arena implements Tier {
 		Granules granules = span.segment.granules;
 		if (granules != null) {
 			try {
-				this.segmentBytes += granules.map(span.offset, span.offset + span.size, this.allocator);
+				this.segmentBytes += granules.map(span.offset, span.offset + span.size, this.source.allocator);
 			}
 			catch (RuntimeException ex) {
 				span.segment.spans.free(span, span.freeSince);
@@ -253,23 +221,6 @@ final class Arena implements Tier {
 			}
 		}
 		return span;
-	}
-
-	/** The free spans a span of {@code size} bytes is cut from. */
-	private FreeSpans spans(long size) {
-		return (size <= this.segmentStep / 2) ? this.small : this.large;
-	}
-
-	/** A new segment for a span of {@code spanSize} bytes: a range reserved, or an allocation. */
-	private Span.Segment newSegment(long spanSize) {
-		return (this.space != null)
-				? segment(null, new Granules(this.space.reserve(segmentSize(spanSize)), this.segmentStep), spanSize)
-				: segment(allocateSegment(spanSize), null, spanSize);
-	}
-
-	private Span.Segment segment(Allocation allocation, Granules granules, long spanSize) {
-		long size = (allocation != null) ? allocation.size() : granules.range.size();
-		return new Span.Segment(allocation, granules, size, spans(spanSize), this.nextSegmentId.getAndIncrement());
 	}
 
 	/** Adds a segment as one free span, and answers that span. */
@@ -280,20 +231,6 @@ final class Arena implements Tier {
 		Span whole = new Span(segment, 0, segment.size);
 		segment.spans.add(whole);
 		return whole;
-	}
-
-	/** An allocation for a span of {@code size} bytes; only that span's size when the allocator refuses a whole segment. */
-	private Allocation allocateSegment(long size) {
-		long segmentSize = segmentSize(size);
-		if (segmentSize > size) {
-			try {
-				return this.allocator.allocate(segmentSize);
-			}
-			catch (GpuOutOfMemoryException ex) {
-				// a device too full for a whole segment may still hold the request
-			}
-		}
-		return this.allocator.allocate(size);
 	}
 
 	/**
@@ -325,7 +262,7 @@ final class Arena implements Tier {
 			for (Span span = segment.first; span != null && released < bytes; span = span.next) {
 				if (span.free && span.freeSince <= cutoff) {
 					released += segment.granules.unmapWithin(span.offset, span.offset + span.size, bytes - released,
-							this.allocator);
+							this.source.allocator);
 				}
 			}
 		}

@@ -252,10 +252,7 @@ final class Tiers {
 		return this.arena.segmentBytes() + this.large.reservedBytes();
 	}
 
-	/**
-	 * The tier of requests above the top class: the arena where it maps granules into ranges, since it serves any
-	 * size without a segment boundary; else blocks of their own.
-	 */
+	/** The tier above the top class: the arena where its segments are ranges, which serve any size; else large blocks. */
 	private Tier aboveTop() {
 		return this.arena.expandable() ? this.arena : this.large;
 	}

@@ -12,6 +12,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
+import io.gpumem.backend.VirtualMemory;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
@@ -25,7 +26,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What the CUDA backend must do, run against the fake driver everywhere and against the real driver
@@ -74,37 +74,43 @@ abstract class CudaScenarios {
 	 * granules mapped side by side with access set take a copy across their boundary and a memset, stay usable
 	 * after their handles are released, and go back to the device once unmapped.
 	 */
+	/**
+	 * Where the probe of one granule passes, a pool over the device's virtual memory maps granules as it lends,
+	 * takes a copy and a fill across a granule boundary, unmaps a free granule while its neighbour keeps its bytes,
+	 * and trims to nothing; where it does not, the backend says which device and why.
+	 */
 	@Test
-	void twoGranulesMappedIntoOneReservedRangeHoldACopyAcrossTheirBoundaryAndGoBackWhenUnmapped() {
-		CudaDevice device = this.backend.device();
-		CudaDriver driver = device.bind();
-		int ordinal = device.ordinal();
-		assumeTrue(driver.virtualMemorySupported(ordinal), "the device reports no virtual-memory management");
-		long granule = driver.allocationGranularity(ordinal);
-		long freeBefore = driver.memoryInfo().freeBytes();
-		Object base = driver.reserveAddresses(4 * granule);
-		assertThat(driver.memoryInfo().freeBytes()).as("a reserved range holds no memory")
-			.isGreaterThan(freeBefore - granule);
-		Object first = driver.createPhysical(ordinal, granule);
-		Object second = driver.createPhysical(ordinal, granule);
-		driver.map(base, granule, first);
-		driver.map(driver.offset(base, granule), granule, second);
-		driver.setAccess(base, 2 * granule, ordinal);
-		byte[] data = new byte[(int) granule];
-		this.random.nextBytes(data);
-		Object across = driver.offset(base, granule / 2);
-		driver.copyArrayToDevice(across, data, 0, data.length);
-		driver.memsetD8(driver.offset(base, granule - 16), (byte) 7, 32, null);
-		driver.releasePhysical(first);
-		driver.releasePhysical(second);
-		byte[] back = new byte[data.length];
-		driver.copyDeviceToArray(back, 0, across, back.length);
-		Arrays.fill(data, (int) (granule / 2 - 16), (int) (granule / 2 + 16), (byte) 7);
-		assertThat(back).as("released handles stay mapped until unmapped").isEqualTo(data);
-		driver.unmap(base, 2 * granule);
-		driver.freeAddresses(base, 4 * granule);
-		assertThat(driver.memoryInfo().freeBytes()).as("unmapped, the granules went back")
-			.isGreaterThan(freeBefore - granule);
+	void expandableSegmentsMapAsTheyLendAndTrimToNothing() {
+		VirtualMemory virtualMemory = this.backend.virtualMemory();
+		if (!virtualMemory.supported()) {
+			assertThat(virtualMemory.reason()).contains("CUDA device " + this.backend.deviceId());
+			return;
+		}
+		long granule = virtualMemory.allocator().addressSpace().granularity();
+		long freeBefore = this.backend.memoryInfo().freeBytes();
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(virtualMemory.allocator(),
+				PoolConfig.builder("expandable").build());
+		PooledBuffer across = pool.acquire(granule + granule / 2);
+		PooledBuffer after = pool.acquire(granule / 2 + granule / 8);
+		assertThat(pool.reservedBytes()).as("three granules, the middle one shared").isEqualTo(3 * granule);
+		assertThat(this.backend.memoryInfo().freeBytes()).isLessThanOrEqualTo(freeBefore - 3 * granule);
+		float[] data = new float[(int) (after.size() / Float.BYTES)];
+		for (int i = 0; i < data.length; i++) {
+			data[i] = this.random.nextFloat();
+		}
+		after.copyFrom(0, data, 0, data.length);
+		across.fill((byte) 7);
+		across.close();
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).as("the first granule, wholly free, unmapped").isEqualTo(2 * granule);
+		float[] back = new float[data.length];
+		after.copyTo(0, back, 0, back.length);
+		assertThat(back).as("the granule still mapped keeps its bytes").containsExactly(data);
+		after.close();
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).isZero();
+		pool.close();
+		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThan(freeBefore - granule);
 	}
 
 	@Test

@@ -178,6 +178,15 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	/**
+	 * Makes the devices report no virtual memory management, and refuse every virtual-memory call, as devices whose
+	 * {@code CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED} is 0.
+	 */
+	public FakeCudaDriver withoutVirtualMemory() {
+		this.virtualMemorySupported = false;
+		return this;
+	}
+
+	/**
 	 * Makes {@code cuMemPoolCreate} fail with {@code CUDA_ERROR_NOT_SUPPORTED}, as on devices whose
 	 * {@code CU_DEVICE_ATTRIBUTE_MEMORY_POOLS_SUPPORTED} is 0.
 	 */

@@ -5,6 +5,9 @@ import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
 
+import org.apache.commons.logging.Log;
+import org.apache.commons.logging.LogFactory;
+
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.ApplicationEventPublisher;
 import org.springframework.core.env.Environment;
@@ -13,6 +16,7 @@ import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.backend.VirtualMemory;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
@@ -35,6 +39,8 @@ import io.gpumem.transfer.Transfers;
  * device whole, with the parts the primary device has, so that which parts a device has is decided once.
  */
 final class DeviceParts {
+
+	private static final Log logger = LogFactory.getLog(DeviceParts.class);
 
 	private final GpumemProperties properties;
 
@@ -66,11 +72,29 @@ final class DeviceParts {
 	StratifiedMemoryPool devicePool(MemoryBudget budget) {
 		GpumemProperties.DevicePool pool = this.properties.getDevicePool();
 		MemoryAllocator allocator = switch (pool.getAllocator()) {
-			case ARENA -> this.backend.allocator(MemoryKind.DEVICE);
+			case ARENA -> arenaAllocator(pool.getSegments());
 			case CUDA_ASYNC -> streamOrderedAllocator();
 		};
 		return pool(PoolName.DEVICE, "gpumem.device-pool", new LimitingAllocator(allocator, budget), pool,
 				pool.getPreset());
+	}
+
+	/** The allocator the arena's segments come from: physical memory of an address space, or segment allocations. */
+	private MemoryAllocator arenaAllocator(GpumemProperties.Segments segments) {
+		if (segments == GpumemProperties.Segments.FIXED) {
+			return this.backend.allocator(MemoryKind.DEVICE);
+		}
+		VirtualMemory virtualMemory = this.backend.virtualMemory();
+		if (!virtualMemory.supported() && segments == GpumemProperties.Segments.EXPANDABLE) {
+			throw new InvalidConfigurationPropertyValueException("gpumem.device-pool.segments", "expandable",
+					"expandable segments need virtual memory, which " + this.backend.describe() + " cannot give: "
+							+ virtualMemory.reason() + ". Set it to auto or fixed");
+		}
+		if (!virtualMemory.supported()) {
+			logger.info("The device pool of " + this.backend.describe() + " cuts fixed segments: "
+					+ virtualMemory.reason());
+		}
+		return virtualMemory.allocatorOr(this.backend.allocator(MemoryKind.DEVICE));
 	}
 
 	private MemoryAllocator streamOrderedAllocator() {

@@ -297,6 +297,13 @@ public class GpumemProperties {
 		 */
 		private DeviceAllocator allocator = DeviceAllocator.ARENA;
 
+		/**
+		 * The arena's segments: auto (expandable where the device maps memory into reserved address ranges, else
+		 * fixed, saying why in one line), expandable (stops startup where the device cannot), or fixed (allocations
+		 * of segment-size, given back only whole).
+		 */
+		private Segments segments = Segments.AUTO;
+
 		public PoolPreset getPreset() {
 			return this.preset;
 		}
@@ -311,6 +318,14 @@ public class GpumemProperties {
 
 		public void setAllocator(DeviceAllocator allocator) {
 			this.allocator = allocator;
+		}
+
+		public Segments getSegments() {
+			return this.segments;
+		}
+
+		public void setSegments(Segments segments) {
+			this.segments = segments;
 		}
 
 	}
@@ -656,7 +671,6 @@ public class GpumemProperties {
 
 	}
 
-	/** A reaction to a pressure level. */
 	/** Where the device pool's memory comes from. */
 	public enum DeviceAllocator {
 
@@ -671,6 +685,24 @@ public class GpumemProperties {
 
 	}
 
+	/** What the device pool's arena cuts its blocks from. */
+	public enum Segments {
+
+		/** Expandable where the device supports it, fixed otherwise. */
+		AUTO,
+
+		/**
+		 * One reserved address range, growing at its end a granule at a time, whose free granules go back wherever
+		 * they lie: CUDA's virtual memory management, emulated on the host backend.
+		 */
+		EXPANDABLE,
+
+		/** Allocations of {@code segment-size}, given back only whole. */
+		FIXED
+
+	}
+
+	/** A reaction to a pressure level. */
 	public enum Reaction {
 
 		/** Do nothing. */
