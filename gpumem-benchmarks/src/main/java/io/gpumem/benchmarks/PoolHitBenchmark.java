@@ -55,6 +55,10 @@ public class PoolHitBenchmark {
 	@Param({ "LARGE" })
 	public BufferRecording buffers;
 
+	/** The pool's segments: expandable (the default configuration on the host backend) or fixed. */
+	@Param({ "expandable" })
+	public String segments;
+
 	private MemoryAllocator backend;
 
 	private StratifiedMemoryPool pool;
@@ -67,8 +71,10 @@ public class PoolHitBenchmark {
 
 	@Setup(Level.Trial)
 	public void setUp() {
-		this.backend = new HostBackend(8L << 30).allocator(MemoryKind.DEVICE);
-		this.pool = new StratifiedMemoryPool(this.backend,
+		HostBackend host = new HostBackend(8L << 30);
+		this.backend = host.allocator(MemoryKind.DEVICE);
+		this.pool = new StratifiedMemoryPool(
+				this.segments.equals("fixed") ? this.backend : host.virtualMemory().allocator(),
 				PoolConfig.builder("bench")
 					.leakDetection(this.leakDetection)
 					.history(new HistoryConfig(this.buffers, HistoryConfig.DEFAULT_EVENTS))

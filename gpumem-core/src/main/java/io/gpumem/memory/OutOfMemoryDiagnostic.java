@@ -17,12 +17,14 @@ import java.util.List;
  * @param largestClassBytes the largest pool size class, or -1 where no pool is involved
  * @param largestFreeBlockBytes the pool's largest run of free bytes in one segment, or -1 where no pool is
  * involved
+ * @param addressBytes the addresses the pool's expandable segments reserve, of which {@code cachedBytes} and
+ * {@code inUseBytes} are mapped, or -1 where it has none
  * @param holders the pool's largest holders of lent memory by acquiring site, largest first, where recorded
  * @param reason the layer that refused and why
  */
 public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long capacityBytes, long freeBytes,
 		long inUseBytes, long pendingBytes, long cachedBytes, long limitBytes, long largestClassBytes,
-		long largestFreeBlockBytes, List<MemoryHolder> holders, String reason) {
+		long largestFreeBlockBytes, long addressBytes, List<MemoryHolder> holders, String reason) {
 
 	public OutOfMemoryDiagnostic {
 		holders = List.copyOf(holders);
@@ -32,7 +34,7 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 	public static OutOfMemoryDiagnostic of(MemoryKind kind, long requestedBytes, MemoryInfo info, long limitBytes,
 			String reason) {
 		return new OutOfMemoryDiagnostic(kind, requestedBytes, (info != null) ? info.totalBytes() : -1,
-				(info != null) ? info.freeBytes() : -1, -1, -1, -1, limitBytes, -1, -1, List.of(), reason);
+				(info != null) ? info.freeBytes() : -1, -1, -1, -1, limitBytes, -1, -1, -1, List.of(), reason);
 	}
 
 	/** This diagnostic with the pool's view of the process added. */
@@ -40,14 +42,17 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 			long largestClassBytes) {
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
 				inUseBytes, pendingBytes, cachedBytes, this.limitBytes, largestClassBytes, this.largestFreeBlockBytes,
-				this.holders, this.reason);
+				this.addressBytes, this.holders, this.reason);
 	}
 
-	/** This diagnostic with the pool's largest free block and its largest holders of lent memory. */
-	public OutOfMemoryDiagnostic withHolders(long largestFreeBlockBytes, List<MemoryHolder> holders) {
+	/**
+	 * This diagnostic with the pool's largest free block, the addresses its expandable segments reserve (-1 for
+	 * none) and its largest holders of lent memory.
+	 */
+	public OutOfMemoryDiagnostic withHolders(long largestFreeBlockBytes, long addressBytes, List<MemoryHolder> holders) {
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
 				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
-				largestFreeBlockBytes, holders, this.reason);
+				largestFreeBlockBytes, addressBytes, holders, this.reason);
 	}
 
 	/** This diagnostic saying that the request waited {@code millis} ms for memory to be returned, in vain. */
@@ -55,7 +60,7 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 		String waited = "waited " + millis + " ms for memory to be returned";
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
 				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
-				this.largestFreeBlockBytes, this.holders,
+				this.largestFreeBlockBytes, this.addressBytes, this.holders,
 				(this.reason == null || this.reason.isEmpty()) ? waited : this.reason + "; " + waited);
 	}
 
@@ -98,6 +103,10 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 		if (this.largestFreeBlockBytes >= 0) {
 			message.append(" The pool's largest free block is ").append(ByteSizes.format(this.largestFreeBlockBytes))
 				.append('.');
+		}
+		if (this.addressBytes > 0) {
+			message.append(" Its expandable segments reserve ").append(ByteSizes.format(this.addressBytes))
+				.append(" of addresses, with every granule mapped but those free.");
 		}
 		if (!this.holders.isEmpty()) {
 			message.append(" The largest holders:");

@@ -82,10 +82,7 @@ final class Arena implements Tier {
 			synchronized (this.growing) {
 				span = takeSpan(spanSize, false);
 				if (span == null) {
-					Span.Segment segment = this.source.make(spanSize);
-					synchronized (this) {
-						span = prepare(segment.spans.cut(addSegment(segment), spanSize));
-					}
+					span = cutFromNew(this.source.make(spanSize), spanSize);
 				}
 			}
 		}
@@ -194,7 +191,8 @@ final class Arena implements Tier {
 
 	/** The pieces of memory held, their bytes, the bytes free in them and the largest free run in one. */
 	PoolStatistics.Segments segments() {
-		return PoolStatistics.Segments.of(pieces(), this.segmentBytes, cachedBytes());
+		return PoolStatistics.Segments.of(pieces(), this.segmentBytes, cachedBytes(),
+				expandable() ? this.addressBytes : 0);
 	}
 
 	private Block book(int classIndex, Span span) {
@@ -208,10 +206,18 @@ final class Arena implements Tier {
 		return (fit != null) ? prepare(fit.segment.spans.cut(fit, size)) : null;
 	}
 
-	/** Maps the granules of a span lent from a range that are not yet; frees the span again if that fails. */
+	/**
+	 * Maps the granules of a span lent from a range that are not yet, first unmapping as many granules lying wholly
+	 * in free spans, so that memory is held where it is lent rather than in holes no request fits; frees the span
+	 * again if mapping fails.
+	 */
 	private Span prepare(Span span) {
 		Granules granules = span.segment.granules;
 		if (granules != null) {
+			long mapping = granules.unmappedBytes(span.offset, span.offset + span.size);
+			if (mapping > 0) {
+				unmapFree(mapping, Long.MAX_VALUE);
+			}
 			try {
 				this.segmentBytes += granules.map(span.offset, span.offset + span.size, this.source.allocator);
 			}
@@ -221,6 +227,19 @@ final class Arena implements Tier {
 			}
 		}
 		return span;
+	}
+
+	/** A span cut from a new segment; a range is given back again if its granules cannot be mapped. */
+	private Span cutFromNew(Span.Segment segment, long spanSize) {
+		try {
+			synchronized (this) {
+				return prepare(segment.spans.cut(addSegment(segment), spanSize));
+			}
+		}
+		catch (RuntimeException ex) {
+			release(0, Long.MIN_VALUE);
+			throw ex;
+		}
 	}
 
 	/** Adds a segment as one free span, and answers that span. */

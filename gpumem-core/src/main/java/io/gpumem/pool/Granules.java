@@ -36,12 +36,16 @@ final class Granules {
 
 	/** Whether every granule that {@code [from, to)} touches is mapped. */
 	boolean mapped(long from, long to) {
+		return unmappedBytes(from, to) == 0;
+	}
+
+	/** Bytes of the granules that {@code [from, to)} touches and that are not mapped. */
+	long unmappedBytes(long from, long to) {
+		long unmapped = 0;
 		for (int g = first(from); g <= last(to); g++) {
-			if (this.mapped[g] == null) {
-				return false;
-			}
+			unmapped += (this.mapped[g] == null) ? this.granule : 0;
 		}
-		return true;
+		return unmapped;
 	}
 
 	/**

@@ -90,28 +90,34 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 
 	/**
 	 * The arena's segments: allocations made in large steps and cut into the size classes' blocks, which
-	 * go back to the allocator only whole.
+	 * go back to the allocator only whole; or, for expandable segments, each run of granules mapped into their
+	 * ranges, which go back a granule at a time.
 	 *
 	 * @param segments segments held
 	 * @param segmentBytes their bytes
 	 * @param freeBytes bytes of them free in the arena (the small classes' buffers cached in the free lists
 	 * are not among them)
 	 * @param largestFreeBlock the largest run of free bytes in one segment
+	 * @param addressBytes the addresses reserved for expandable segments, of which {@code segmentBytes} are mapped;
+	 * 0 for segments that are allocations
 	 */
-	public record Segments(long segments, long segmentBytes, long freeBytes, long largestFreeBlock) {
+	public record Segments(long segments, long segmentBytes, long freeBytes, long largestFreeBlock, long addressBytes) {
 
 		/** No segments: for caches that cut nothing. */
-		public static final Segments NONE = new Segments(0, 0, 0, 0);
+		public static final Segments NONE = new Segments(0, 0, 0, 0, 0);
 
-		/** The statistics of an arena's pieces of memory, which hold {@code bytes}, {@code freeBytes} of them free. */
-		static Segments of(List<Span.Piece> pieces, long bytes, long freeBytes) {
+		/**
+		 * The statistics of an arena's pieces of memory, which hold {@code bytes}, {@code freeBytes} of them free, in
+		 * {@code addressBytes} of reserved ranges.
+		 */
+		static Segments of(List<Span.Piece> pieces, long bytes, long freeBytes, long addressBytes) {
 			long largest = 0;
 			for (Span.Piece piece : pieces) {
 				for (Span.Part part : piece.parts()) {
 					largest = part.span().free ? Math.max(largest, part.bytes()) : largest;
 				}
 			}
-			return new Segments(pieces.size(), bytes, freeBytes, largest);
+			return new Segments(pieces.size(), bytes, freeBytes, largest, addressBytes);
 		}
 
 		/**

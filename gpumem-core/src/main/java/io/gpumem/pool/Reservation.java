@@ -147,9 +147,11 @@ final class Reservation {
 			return block;
 		}
 		this.counters.countAllocationFailure();
+		PoolStatistics.Segments segments = this.pool.statistics().segments();
 		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
 			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.pool.cachedBytes(), this.largestClass)
-			.withHolders(this.pool.statistics().segments().largestFreeBlock(), this.sites.top(TOP_HOLDERS));
+			.withHolders(segments.largestFreeBlock(), (segments.addressBytes() > 0) ? segments.addressBytes() : -1,
+					this.sites.top(TOP_HOLDERS));
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}

@@ -96,7 +96,7 @@ class ArenaTest {
 		free(pinned, 10);
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(SEGMENT);
 		assertThat(this.allocator.outstanding()).isEmpty();
-		assertThat(this.arena.segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0));
+		assertThat(this.arena.segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0, 0));
 	}
 
 	@Test

@@ -84,7 +84,11 @@ class ExpandableSegmentsTest {
 		try (PooledBuffer held = pool.acquire(40L << 20)) {
 			long reserved = pool.reservedBytes();
 			assertThat(reserved).isEqualTo(40L << 20).isEqualTo(used(backend));
-			assertThatThrownBy(() -> pool.acquire(30L << 20)).isInstanceOf(GpuOutOfMemoryException.class);
+			assertThatThrownBy(() -> pool.acquire(30L << 20)).isInstanceOf(GpuOutOfMemoryException.class)
+				.hasMessageContaining("Its expandable segments reserve 64.00 MiB of addresses");
+			PoolStatistics.Segments segments = pool.statistics().segments();
+			assertThat(segments.segmentBytes()).isEqualTo(reserved);
+			assertThat(segments.addressBytes()).as("one range as large as the device").isEqualTo(64L << 20);
 			assertThat(pool.reservedBytes()).isEqualTo(used(backend)).isEqualTo(reserved);
 			try (PooledBuffer fits = pool.acquire(20L << 20)) {
 				assertThat(used(backend)).isEqualTo(60L << 20);

@@ -59,7 +59,9 @@ class FaultInjectionTest {
 
 	@Test
 	void everyNthRefusesThoseAllocationsAndNoOthers() {
-		this.runner.withPropertyValues("gpumem.fault-injection.every-nth=2", "gpumem.device-pool.segment-size=256B")
+		this.runner
+			.withPropertyValues("gpumem.fault-injection.every-nth=2", "gpumem.device-pool.segments=fixed",
+					"gpumem.device-pool.segment-size=256B")
 			.run((context) -> {
 			StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
 			try (PooledBuffer first = device.acquire(4096)) {

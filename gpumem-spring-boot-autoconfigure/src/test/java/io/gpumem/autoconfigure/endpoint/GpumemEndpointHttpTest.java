@@ -17,8 +17,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
+/** The endpoint over HTTP, its figures those of fixed segments: allocations of 2 MiB, and blocks above the top class. */
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "gpumem.host.capacity=256MB", "gpumem.device-pool.warm[64KB]=4",
+				"gpumem.device-pool.segments=fixed",
 				"management.endpoints.web.exposure.include=gpumem,health,metrics",
 				"management.endpoint.gpumem.access=unrestricted",
 				"management.endpoint.health.show-details=always" })
