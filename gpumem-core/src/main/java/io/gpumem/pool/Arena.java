@@ -49,7 +49,7 @@ final class Arena implements Tier {
 	 * allocator with an address space, ranges as large as the allocator's memory, mapped a granule at a time.
 	 */
 	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters) {
-		this.source = new SegmentSource(allocator, segmentStep);
+		this.source = new SegmentSource(allocator, segmentStep, this);
 		this.counters = counters;
 	}
 
@@ -131,12 +131,6 @@ final class Arena implements Tier {
 		return true;
 	}
 
-	/** Takes back the blocks a tier above lets go of, free since {@code cutoff}, then releases as {@link #release}. */
-	long takeBack(List<Block> blocks, long bytes, long cutoff) {
-		blocks.forEach((block) -> giveBack(block, -1, cutoff, false));
-		return release(bytes, cutoff);
-	}
-
 	/**
 	 * Gives memory free since {@code cutoff} back to the allocator until it covers {@code bytes}: whole free
 	 * segments, the longest held first, or the granules lying wholly in free spans, in address order, and then each
@@ -189,10 +183,24 @@ final class Arena implements Tier {
 		return pieces;
 	}
 
-	/** The pieces of memory held, their bytes, the bytes free in them and the largest free run in one. */
+	/** The pieces of memory held, their bytes, the bytes free in them, the largest free run and the addresses. */
 	PoolStatistics.Segments segments() {
-		return PoolStatistics.Segments.of(pieces(), this.segmentBytes, cachedBytes(),
-				expandable() ? this.addressBytes : 0);
+		return PoolStatistics.Segments.of(pieces(), this.segmentBytes, cachedBytes(), addressBytes());
+	}
+
+	/** The addresses reserved for expandable segments; 0 for segments that are allocations. */
+	long addressBytes() {
+		return expandable() ? this.addressBytes : 0;
+	}
+
+	/** Unmaps granules lying wholly in free spans until they cover {@code bytes}, and gives back empty ranges. */
+	long unmapFree(long bytes) {
+		if (!expandable()) {
+			return 0;
+		}
+		long released = unmapFree(bytes, Long.MAX_VALUE);
+		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.granules.range.release());
+		return released;
 	}
 
 	private Block book(int classIndex, Span span) {
@@ -237,7 +245,7 @@ final class Arena implements Tier {
 			}
 		}
 		catch (RuntimeException ex) {
-			release(0, Long.MIN_VALUE);
+			unmapFree(0);
 			throw ex;
 		}
 	}

@@ -25,11 +25,11 @@ final class FreeLists implements Tier {
 	/** Per class, the size of its blocks: every cached block of a class has its class's span. */
 	private final long[] blockBytes;
 
-	private final Arena arena;
+	private final Arenas arena;
 
 	private final LargeBlocks large;
 
-	FreeLists(SizeClassLadder ladder, int stripes, PoolCounters counters, Arena arena, LargeBlocks large) {
+	FreeLists(SizeClassLadder ladder, int stripes, PoolCounters counters, Arenas arena, LargeBlocks large) {
 		this.classes = ladder.count();
 		this.blockBytes = new long[this.classes];
 		for (int c = 0; c < this.classes; c++) {

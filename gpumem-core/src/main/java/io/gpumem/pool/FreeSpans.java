@@ -13,7 +13,7 @@ final class FreeSpans {
 
 	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
 
-	private final Span probe = new Span(new Span.Segment(null, null, 0, this, Long.MIN_VALUE), 0, 0);
+	private final Span probe = new Span(new Span.Segment(null, null, null, 0, this, Long.MIN_VALUE), 0, 0);
 
 	private volatile long bytes;
 

@@ -26,7 +26,7 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	 * The map of {@code arena}'s segments, then of each of the {@code large} blocks: a block is cached where one
 	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise.
 	 */
-	static PoolSnapshot of(String pool, long reservedBytes, Arena arena, LargeBlocks large, List<Tier> tiers,
+	static PoolSnapshot of(String pool, long reservedBytes, Arenas arena, LargeBlocks large, List<Tier> tiers,
 			Map<Block, Upkeep.Pending> pending) {
 		long now = System.nanoTime();
 		Map<Block, Long> cached = new IdentityHashMap<>();

@@ -119,9 +119,9 @@ final class Reservation {
 
 	private Block reserveOrWait(int classIndex, long size, long waitNanos, int home) {
 		GpuOutOfMemoryException[] refusal = { null };
-		Block block = (waitNanos == 0 || !this.waiters.any()) ? retried(classIndex, size, refusal, true) : null;
+		Block block = (waitNanos == 0 || !this.waiters.any()) ? retried(classIndex, size, home, refusal, true) : null;
 		if (block == null && waitNanos == 0 && !hopeless(refusal[0]) && this.upkeep.pendingBytes() > 0) {
-			block = afterStreamWork(classIndex, size, refusal);
+			block = afterStreamWork(classIndex, size, home, refusal);
 		}
 		boolean waits = block == null && waitNanos > 0 && (refusal[0] == null || !hopeless(refusal[0]));
 		long start = System.nanoTime();
@@ -131,14 +131,14 @@ final class Reservation {
 				boolean back = this.upkeep.takeBack();
 				Block returned = this.tiers.cached(classIndex, size, home, true);
 				return (returned != null) ? returned
-						: retried(classIndex, size, refusal, freeing || back);
+						: retried(classIndex, size, home, refusal, freeing || back);
 			});
 		}
 		if (block == null && refusal[0] == null) {
-			block = retried(classIndex, size, refusal, true);
+			block = retried(classIndex, size, home, refusal, true);
 		}
 		if (block == null && !hopeless(refusal[0])) {
-			block = collected(classIndex, size, refusal);
+			block = collected(classIndex, size, home, refusal);
 		}
 		else if (block != null) {
 			this.collection.served();
@@ -187,10 +187,10 @@ final class Reservation {
 	 * A block from the allocator, tried again after freeing memory while the retries last and something was
 	 * freed, where {@code freeing} allows it; null, with the allocator's last refusal kept, when refused.
 	 */
-	private Block retried(int classIndex, long size, GpuOutOfMemoryException[] refusal, boolean freeing) {
+	private Block retried(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal, boolean freeing) {
 		for (int attempt = 0;; attempt++) {
 			try {
-				return this.tiers.allocate(classIndex, size);
+				return this.tiers.allocate(classIndex, size, home);
 			}
 			catch (GpuOutOfMemoryException ex) {
 				if (!freeing || attempt >= this.retries || hopeless(ex) || makeRoom(size, attempt) == 0) {
@@ -210,19 +210,19 @@ final class Reservation {
 	 * as it takes (as PyTorch synchronizes their events before it gives up), and retries if any came back. An
 	 * acquire that may wait takes them back as their work completes, in line ({@link MemoryWaiters}).
 	 */
-	private Block afterStreamWork(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
+	private Block afterStreamWork(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
 		this.counters.countStreamWait();
-		return this.upkeep.awaitPending() ? retried(classIndex, size, refusal, true) : null;
+		return this.upkeep.awaitPending() ? retried(classIndex, size, home, refusal, true) : null;
 	}
 
 	/**
 	 * The last resort before a failure, where leak detection brings buffers dropped without close back and
 	 * something is lent: a garbage collection ({@link LeakCollection}), retrying each time it brought some back.
 	 */
-	private Block collected(int classIndex, long size, GpuOutOfMemoryException[] refusal) {
+	private Block collected(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
 		long lent = lentBytes();
 		return (this.pool.isClosed() || !this.upkeep.reclaimsLeaks() || lent <= 0) ? null
-				: this.collection.collect(lent, () -> retried(classIndex, size, refusal, true));
+				: this.collection.collect(lent, () -> retried(classIndex, size, home, refusal, true));
 	}
 
 	/**

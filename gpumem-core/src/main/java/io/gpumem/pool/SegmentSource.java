@@ -33,7 +33,11 @@ final class SegmentSource {
 
 	private final AtomicLong nextId = new AtomicLong();
 
-	SegmentSource(MemoryAllocator allocator, long segmentStep) {
+	/** The arena the segments are made for. */
+	private final Arena arena;
+
+	SegmentSource(MemoryAllocator allocator, long segmentStep, Arena arena) {
+		this.arena = arena;
 		this.allocator = allocator;
 		this.space = allocator.addressSpace();
 		this.step = (this.space != null) ? this.space.granularity() : segmentStep;
@@ -88,7 +92,7 @@ final class SegmentSource {
 	}
 
 	private Span.Segment segment(Allocation allocation, Granules granules, long size, long spanSize) {
-		return new Span.Segment(allocation, granules, size, spans(spanSize), this.nextId.getAndIncrement());
+		return new Span.Segment(this.arena, allocation, granules, size, spans(spanSize), this.nextId.getAndIncrement());
 	}
 
 }

@@ -78,6 +78,9 @@ final class Span {
 	 */
 	static final class Segment {
 
+		/** The arena (the shard of it) the segment belongs to. */
+		final Arena arena;
+
 		/** The allocation, or null for an expandable segment. */
 		final Allocation allocation;
 
@@ -94,7 +97,8 @@ final class Span {
 
 		Span first;
 
-		Segment(Allocation allocation, Granules granules, long size, FreeSpans spans, long id) {
+		Segment(Arena arena, Allocation allocation, Granules granules, long size, FreeSpans spans, long id) {
+			this.arena = arena;
 			this.allocation = allocation;
 			this.granules = granules;
 			this.size = size;

@@ -24,7 +24,7 @@ final class Tiers {
 
 	private final PoolCounters counters;
 
-	private final Arena arena;
+	private final Arenas arena;
 
 	private final LargeBlocks large;
 
@@ -45,8 +45,8 @@ final class Tiers {
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
-		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
-				counters);
+		this.arena = new Arenas(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
+				config.stripes(), counters);
 		this.large = new LargeBlocks(allocator, counters);
 		this.front = new FreeLists(this.ladder, config.stripes(), counters, this.arena, this.large);
 	}
@@ -94,8 +94,8 @@ final class Tiers {
 	 * arena's segments are allocations.
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
 	 */
-	Block allocate(int classIndex, long size) {
-		Block block = (classIndex >= 0 || aboveTop() == this.arena) ? this.arena.allocate(classIndex, size)
+	Block allocate(int classIndex, long size, int home) {
+		Block block = (classIndex >= 0 || aboveTop() == this.arena) ? this.arena.allocate(classIndex, size, home)
 				: this.large.allocate(size);
 		this.counters.notePeak(reservedBytes());
 		return block;
@@ -116,7 +116,7 @@ final class Tiers {
 			this.arena.grow(classSize, added);
 		}
 		for (int i = 0; this.policy.front(classIndex) && i < added; i++) {
-			Block block = allocate(classIndex, classSize);
+			Block block = allocate(classIndex, classSize, i);
 			if (!this.front.add(block, stamp, i)) {
 				this.arena.giveBack(block, -1, stamp, false);
 			}

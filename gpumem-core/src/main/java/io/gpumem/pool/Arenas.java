@@ -1,0 +1,143 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.gpumem.memory.MemoryAllocator;
+
+/**
+ * The arena behind a pool's classes, over expandable segments as shards that the requesting thread's stripe picks,
+ * each with its own lock, ranges and spans, so that requests above the free lists do not queue on one lock (RMM's
+ * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more, and
+ * the granules a shard maps are offset by free ones the others unmap, so that no shard strands memory. Over fixed
+ * segments, which go back only whole, one shard.
+ */
+final class Arenas implements Tier {
+
+	/** The most shards: each holds at least a partly used granule of its own at the end of its ranges. */
+	static final int MAX_SHARDS = 8;
+
+	private final Arena[] shards;
+
+	/** An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise. */
+	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters) {
+		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
+		this.shards = new Arena[count];
+		for (int i = 0; i < count; i++) {
+			this.shards[i] = new Arena(allocator, segmentStep, counters);
+		}
+	}
+
+	/** Whether segments are ranges whose granules are mapped as needed. */
+	boolean expandable() {
+		return this.shards[0].expandable();
+	}
+
+	/** A block cut from what a shard holds, stripe {@code home}'s first; null when none has a fit. */
+	@Override
+	public Block take(int classIndex, long size, int home) {
+		for (int i = 0; i < this.shards.length; i++) {
+			Block block = shard(home + i).take(classIndex, size, home);
+			if (block != null) {
+				return block;
+			}
+		}
+		return null;
+	}
+
+	/**
+	 * A block from stripe {@code home}'s shard, mapping or allocating as needed; what it maps, the other shards make
+	 * up for by unmapping their free granules.
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
+	 */
+	Block allocate(int classIndex, long size, int home) {
+		Arena own = shard(home);
+		long before = own.segmentBytes();
+		Block block = own.allocate(classIndex, size);
+		long grown = own.segmentBytes() - before;
+		for (int i = 1; i < this.shards.length && grown > 0; i++) {
+			grown -= shard(home + i).unmapFree(grown);
+		}
+		return block;
+	}
+
+	/** Makes room for {@code count} free spans of {@code size} bytes in the first shard: a warm-up. */
+	void grow(long size, int count) {
+		this.shards[0].grow(size, count);
+	}
+
+	/** Frees the block's span in the shard it was cut from. */
+	@Override
+	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
+		return block.span.segment.arena.giveBack(block, home, stamp, cache);
+	}
+
+	/** Takes back the blocks a tier above lets go of, free since {@code cutoff}, then releases as {@link #release}. */
+	long takeBack(List<Block> blocks, long bytes, long cutoff) {
+		blocks.forEach((block) -> giveBack(block, -1, cutoff, false));
+		return release(bytes, cutoff);
+	}
+
+	/** Gives memory free since {@code cutoff} back to the allocator, shard by shard, until it covers {@code bytes}. */
+	@Override
+	public long release(long bytes, long cutoff) {
+		long released = 0;
+		for (Arena shard : this.shards) {
+			released += shard.release(Math.max(0, bytes - released), cutoff);
+		}
+		return released;
+	}
+
+	@Override
+	public long cachedBytes() {
+		long cached = 0;
+		for (Arena shard : this.shards) {
+			cached += shard.cachedBytes();
+		}
+		return cached;
+	}
+
+	/** Adds nothing: the free spans belong to no class. */
+	@Override
+	public void addCached(long[] buffers, long[] bytes) {
+	}
+
+	@Override
+	public void close() {
+		for (Arena shard : this.shards) {
+			shard.close();
+		}
+	}
+
+	/** Bytes held of the device by every shard. */
+	long segmentBytes() {
+		long bytes = 0;
+		for (Arena shard : this.shards) {
+			bytes += shard.segmentBytes();
+		}
+		return bytes;
+	}
+
+	/** The memory held in pieces, shard by shard, each in the order made. */
+	List<Span.Piece> pieces() {
+		List<Span.Piece> pieces = new ArrayList<>();
+		for (Arena shard : this.shards) {
+			pieces.addAll(shard.pieces());
+		}
+		return pieces;
+	}
+
+	/** The pieces of memory held, their bytes, the bytes free in them, the largest free run and the addresses. */
+	PoolStatistics.Segments segments() {
+		long addresses = 0;
+		for (Arena shard : this.shards) {
+			addresses += shard.addressBytes();
+		}
+		return PoolStatistics.Segments.of(pieces(), segmentBytes(), cachedBytes(), addresses);
+	}
+
+	private Arena shard(int stripe) {
+		return this.shards[stripe & (this.shards.length - 1)];
+	}
+
+}

@@ -1,0 +1,98 @@
+package io.gpumem.pool;
+
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.allocator.StatisticsAllocator;
+import io.gpumem.host.HostBackend;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The arena's shards over expandable segments: each thread's stripe picks one, and none strands memory another
+ * could use.
+ */
+class ArenaShardsTest {
+
+	private static final long MIB = 1L << 20;
+
+	private final HostBackend backend = new HostBackend(256 * MIB);
+
+	private final StatisticsAllocator physical = new StatisticsAllocator(this.backend.virtualMemory().allocator());
+
+	private final StratifiedMemoryPool pool = new StratifiedMemoryPool(this.physical,
+			PoolConfig.builder("shards").stripes(4).build());
+
+	/** Two threads, on two stripes and so two shards. */
+	private final ExecutorService first = Executors.newSingleThreadExecutor();
+
+	private final ExecutorService second = Executors.newSingleThreadExecutor();
+
+	@AfterEach
+	void close() throws InterruptedException {
+		this.first.shutdown();
+		this.second.shutdown();
+		assertThat(this.first.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+		assertThat(this.second.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+		this.pool.close();
+		assertThat(this.backend.memoryInfo().freeBytes()).isEqualTo(256 * MIB);
+	}
+
+	@Test
+	void aRequestTakesAFitAnotherShardHoldsBeforeItsOwnMapsMore() {
+		on(this.first, () -> this.pool.acquire(8 * MIB).close());
+		long allocations = this.physical.statistics().totalCount();
+		on(this.second, () -> this.pool.acquire(8 * MIB).close());
+		assertThat(this.physical.statistics().totalCount()).as("nothing mapped for the second").isEqualTo(allocations);
+		assertThat(this.pool.reservedBytes()).isEqualTo(8 * MIB);
+	}
+
+	@Test
+	void whatAShardMapsTheOthersMakeUpForWithTheirFreeGranules() {
+		on(this.first, () -> this.pool.acquire(8 * MIB).close());
+		long allocations = this.physical.statistics().totalCount();
+		on(this.second, () -> {
+			try (PooledBuffer larger = this.pool.acquire(16 * MIB)) {
+				assertThat(this.physical.statistics().totalCount() - allocations)
+					.as("the second shard mapped eight granules of its own").isEqualTo(8);
+				assertThat(this.pool.reservedBytes()).as("the first shard's free 8 MiB unmapped").isEqualTo(16 * MIB);
+				assertThat(this.pool.statistics().segments().addressBytes())
+					.as("the first shard's range, empty, given back").isEqualTo(256 * MIB);
+			}
+		});
+		this.pool.trim(0);
+		assertThat(this.pool.reservedBytes()).isZero();
+	}
+
+	@Test
+	void aBlockClosedOnAnotherThreadGoesBackToItsOwnShard() {
+		PooledBuffer buffer = on(this.first, () -> this.pool.acquire(4 * MIB));
+		on(this.second, buffer::close);
+		on(this.first, () -> this.pool.acquire(4 * MIB).close());
+		assertThat(this.pool.reservedBytes()).as("the block came back where the first thread finds it")
+			.isEqualTo(4 * MIB);
+		assertThat(this.pool.statistics().segments().freeBytes()).isEqualTo(4 * MIB);
+	}
+
+	private static <T> T on(ExecutorService thread, Callable<T> task) {
+		return CompletableFuture.supplyAsync(() -> {
+			try {
+				return task.call();
+			}
+			catch (Exception ex) {
+				throw new IllegalStateException(ex);
+			}
+		}, thread).join();
+	}
+
+	private static void on(ExecutorService thread, Runnable task) {
+		CompletableFuture.runAsync(task, thread).join();
+	}
+
+}
