@@ -4,22 +4,20 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The tier behind a pool's size classes: segments cut into spans ({@link FreeSpans}), so that memory freed by one
- * size serves any other (PyTorch's caching allocator, RMM's coalescing pool).
- * <p>
- * Over an allocator with an {@link AddressSpace}, a segment is a reserved range of addresses whose granules are
- * mapped as its spans are lent: the arena grows at the end of its range with no segment boundary to fragment on,
- * and a trim gives back every free granule, wherever it lies (PyTorch's expandable segments). Over any other
- * allocator, a segment is an allocation, given back only whole.
- * <p>
- * One lock guards the spans. A new allocation or range is made outside it, by one thread at a time: those that
- * find no fit meanwhile look again before they grow too.
+ * The tier behind a pool's size classes, or one shard of it ({@link Arenas}): segments cut into spans
+ * ({@link FreeSpans}), so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's
+ * coalescing pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules
+ * are mapped as its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives
+ * back every free granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given
+ * back only whole. One lock guards the spans; a new allocation or range is made outside it, by one thread at a
+ * time, while those that find no fit look again before they grow too.
  */
 final class Arena implements Tier {
 
@@ -41,6 +39,9 @@ final class Arena implements Tier {
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
 
+	/** The bytes every shard of the pool's arena holds, which this shard's add to. */
+	private final AtomicLong held;
+
 	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
 	private volatile long addressBytes;
 
@@ -48,9 +49,10 @@ final class Arena implements Tier {
 	 * An arena whose segments are {@code segmentStep} bytes, or multiples of it for spans above half of it; over an
 	 * allocator with an address space, ranges as large as the allocator's memory, mapped a granule at a time.
 	 */
-	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters) {
+	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held) {
 		this.source = new SegmentSource(allocator, segmentStep, this);
 		this.counters = counters;
+		this.held = held;
 	}
 
 	/** The bytes a request of {@code bytes} takes in a segment. */
@@ -90,22 +92,11 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * Makes room for {@code count} spans of {@code size} bytes, free: new segments, or granules mapped. A warm-up.
-	 * @throws GpuOutOfMemoryException if the allocator refuses (what was made before stays)
+	 * Allocates new segments with room for {@code count} spans of {@code size} bytes, all free: a warm-up of fixed
+	 * segments.
+	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
 	 */
 	void grow(long size, int count) {
-		if (expandable()) {
-			List<Block> blocks = new ArrayList<>();
-			try {
-				for (int i = 0; i < count; i++) {
-					blocks.add(allocate(-1, size));
-				}
-			}
-			finally {
-				blocks.forEach((block) -> giveBack(block, -1, Long.MIN_VALUE, false));
-			}
-			return;
-		}
 		long spanSize = spanSize(size);
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
@@ -227,7 +218,7 @@ final class Arena implements Tier {
 				unmapFree(mapping, Long.MAX_VALUE);
 			}
 			try {
-				this.segmentBytes += granules.map(span.offset, span.offset + span.size, this.source.allocator);
+				hold(granules.map(span.offset, span.offset + span.size, this.source.allocator));
 			}
 			catch (RuntimeException ex) {
 				span.segment.spans.free(span, span.freeSince);
@@ -250,10 +241,15 @@ final class Arena implements Tier {
 		}
 	}
 
+	private void hold(long bytes) {
+		this.segmentBytes += bytes;
+		this.held.addAndGet(bytes);
+	}
+
 	/** Adds a segment as one free span, and answers that span. */
 	private Span addSegment(Span.Segment segment) {
 		this.segments.add(segment);
-		this.segmentBytes += segment.heldBytes();
+		hold(segment.heldBytes());
 		this.addressBytes += segment.size;
 		Span whole = new Span(segment, 0, segment.size);
 		segment.spans.add(whole);
@@ -274,7 +270,7 @@ final class Arena implements Tier {
 				it.remove();
 				segment.spans.remove(segment.first);
 				this.addressBytes -= segment.size;
-				this.segmentBytes -= segment.heldBytes();
+				hold(-segment.heldBytes());
 				covered += segment.heldBytes();
 				removed.add(segment);
 			}
@@ -293,7 +289,7 @@ final class Arena implements Tier {
 				}
 			}
 		}
-		this.segmentBytes -= released;
+		hold(-released);
 		return released;
 	}
 

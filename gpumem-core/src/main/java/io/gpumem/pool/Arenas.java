@@ -2,6 +2,7 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.MemoryAllocator;
 
@@ -19,12 +20,15 @@ final class Arenas implements Tier {
 
 	private final Arena[] shards;
 
+	/** The bytes every shard holds of the device, read on every close. */
+	private final AtomicLong held = new AtomicLong();
+
 	/** An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise. */
 	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters) {
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
 		for (int i = 0; i < count; i++) {
-			this.shards[i] = new Arena(allocator, segmentStep, counters);
+			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held);
 		}
 	}
 
@@ -61,9 +65,26 @@ final class Arenas implements Tier {
 		return block;
 	}
 
-	/** Makes room for {@code count} free spans of {@code size} bytes in the first shard: a warm-up. */
+	/**
+	 * Makes room for {@code count} free spans of {@code size} bytes in the first shard, a warm-up: new fixed
+	 * segments, or granules mapped by lending the spans and freeing them.
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses (what was made before stays)
+	 */
 	void grow(long size, int count) {
-		this.shards[0].grow(size, count);
+		Arena first = this.shards[0];
+		if (!expandable()) {
+			first.grow(size, count);
+			return;
+		}
+		List<Block> blocks = new ArrayList<>();
+		try {
+			for (int i = 0; i < count; i++) {
+				blocks.add(first.allocate(-1, size));
+			}
+		}
+		finally {
+			blocks.forEach((block) -> first.giveBack(block, -1, Long.MIN_VALUE, false));
+		}
 	}
 
 	/** Frees the block's span in the shard it was cut from. */
@@ -111,11 +132,7 @@ final class Arenas implements Tier {
 
 	/** Bytes held of the device by every shard. */
 	long segmentBytes() {
-		long bytes = 0;
-		for (Arena shard : this.shards) {
-			bytes += shard.segmentBytes();
-		}
-		return bytes;
+		return this.held.get();
 	}
 
 	/** The memory held in pieces, shard by shard, each in the order made. */

@@ -3,6 +3,7 @@ package io.gpumem.pool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
@@ -28,7 +29,7 @@ class ArenaTest {
 
 	private final PoolCounters counters = new PoolCounters(1, 1);
 
-	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters);
+	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, new AtomicLong());
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
@@ -109,7 +110,8 @@ class ArenaTest {
 
 	@Test
 	void aSegmentRefusedWholeFallsBackToTheRequestsSize() {
-		Arena tight = new Arena(new LimitingAllocator(this.allocator, SEGMENT / 2), SEGMENT, this.counters);
+		Arena tight = new Arena(new LimitingAllocator(this.allocator, SEGMENT / 2), SEGMENT, this.counters,
+				new AtomicLong());
 		Span span = tight.allocate(0, 10 * KIB).span;
 		assertThat(span.segment.allocation.size()).isEqualTo(10 * KIB);
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB));
