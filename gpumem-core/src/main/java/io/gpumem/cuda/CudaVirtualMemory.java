@@ -37,8 +37,8 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 	static VirtualMemory open(CudaDevice device) {
 		CudaDriver driver = device.bind();
 		if (!driver.virtualMemorySupported(device.ordinal())) {
-			return VirtualMemory.unsupported("CUDA device " + device.ordinal()
-					+ " does not report virtual memory management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)");
+			return VirtualMemory.unsupported("CUDA device " + device.ordinal() + " does not report virtual memory"
+					+ " management (CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)");
 		}
 		try {
 			long granularity = driver.allocationGranularity(device.ordinal());

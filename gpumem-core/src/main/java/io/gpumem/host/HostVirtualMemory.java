@@ -3,6 +3,7 @@ package io.gpumem.host;
 import java.io.IOException;
 import java.io.RandomAccessFile;
 import java.io.UncheckedIOException;
+import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
@@ -90,7 +91,8 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 		MemoryAllocator.requirePositiveSize(bytes);
 		requireGranules("a range", bytes);
 		if (bytes > MAX_RANGE_BYTES) {
-			throw new IllegalArgumentException("a host range holds at most " + MAX_RANGE_BYTES + " bytes, not " + bytes);
+			throw new IllegalArgumentException(
+					"a host range holds at most " + MAX_RANGE_BYTES + " bytes, not " + bytes);
 		}
 		this.health.check();
 		return new Range(this, addresses(bytes));
@@ -126,7 +128,10 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 		}
 	}
 
-	/** Addresses that hold no memory until written: a private mapping of a sparse file, deleted at once. */
+	/**
+	 * Addresses that hold no memory until written: a private mapping of a sparse file, deleted at once, or at exit
+	 * where the file system keeps a mapped file (Windows).
+	 */
 	private static MappedByteBuffer addresses(long bytes) {
 		try {
 			Path file = Files.createTempFile("gpumem-range", ".bin");
@@ -135,7 +140,9 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 				return sparse.getChannel().map(FileChannel.MapMode.PRIVATE, 0, bytes);
 			}
 			finally {
-				Files.delete(file);
+				if (!file.toFile().delete()) {
+					file.toFile().deleteOnExit();
+				}
 			}
 		}
 		catch (IOException ex) {
@@ -219,7 +226,8 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			int count = (int) (memory.size() / GRANULARITY);
 			for (int i = first; i < first + count; i++) {
 				if (this.granules.get(i) != null) {
-					throw new IllegalArgumentException("granule at " + i * GRANULARITY + " of " + this + " is already mapped");
+					throw new IllegalArgumentException(
+							"granule at " + i * GRANULARITY + " of " + this + " is already mapped");
 				}
 			}
 			memory.mapped();
@@ -250,9 +258,9 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 		@Override
 		public Allocation slice(long offset, long bytes) {
 			checkMapped(offset, bytes);
-			return new HostAllocation(MemoryKind.DEVICE,
-					this.addresses.slice(Math.toIntExact(offset), Math.toIntExact(bytes)).order(ByteOrder.nativeOrder()),
-					this.space.health, this, offset);
+			ByteBuffer view = this.addresses.slice(Math.toIntExact(offset), Math.toIntExact(bytes));
+			return new HostAllocation(MemoryKind.DEVICE, view.order(ByteOrder.nativeOrder()), this.space.health, this,
+					offset);
 		}
 
 		@Override
@@ -279,16 +287,17 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			}
 			for (long i = offset / GRANULARITY; i <= (offset + bytes - 1) / GRANULARITY; i++) {
 				if (this.granules.get((int) i) == null) {
-					throw new IllegalStateException("bytes at " + offset + " of " + this + " are used unmapped (granule at "
-							+ i * GRANULARITY + ")" + (this.released ? "; the range was released" : ""));
+					throw new IllegalStateException("bytes at " + offset + " of " + this
+							+ " are used unmapped (granule at " + i * GRANULARITY + ")"
+							+ (this.released ? "; the range was released" : ""));
 				}
 			}
 		}
 
 		private int granule(long offset, long bytes) {
 			if (offset % GRANULARITY != 0 || offset < 0 || offset + bytes > size()) {
-				throw new IllegalArgumentException("a mapping of " + bytes + " bytes at " + offset + " is not whole granules"
-						+ " within " + this);
+				throw new IllegalArgumentException("a mapping of " + bytes + " bytes at " + offset
+						+ " is not whole granules within " + this);
 			}
 			return (int) (offset / GRANULARITY);
 		}

@@ -49,7 +49,8 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 	 * This diagnostic with the pool's largest free block, the addresses its expandable segments reserve (-1 for
 	 * none) and its largest holders of lent memory.
 	 */
-	public OutOfMemoryDiagnostic withHolders(long largestFreeBlockBytes, long addressBytes, List<MemoryHolder> holders) {
+	public OutOfMemoryDiagnostic withHolders(long largestFreeBlockBytes, long addressBytes,
+			List<MemoryHolder> holders) {
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
 				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
 				largestFreeBlockBytes, addressBytes, holders, this.reason);

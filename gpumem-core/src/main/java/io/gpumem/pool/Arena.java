@@ -68,8 +68,8 @@ final class Arena implements Tier {
 	/** A block of at least {@code size} bytes for the class, cut from a free span held already; null when none fits. */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		Span span = takeSpan(spanSize(size), true);
-		return (span != null) ? book(classIndex, span) : null;
+		Block block = takeBlock(classIndex, spanSize(size), true);
+		return (block != null) ? book(classIndex, block) : null;
 	}
 
 	/**
@@ -79,16 +79,16 @@ final class Arena implements Tier {
 	 */
 	Block allocate(int classIndex, long size) {
 		long spanSize = spanSize(size);
-		Span span = takeSpan(spanSize, false);
-		if (span == null) {
+		Block block = takeBlock(classIndex, spanSize, false);
+		if (block == null) {
 			synchronized (this.growing) {
-				span = takeSpan(spanSize, false);
-				if (span == null) {
-					span = cutFromNew(this.source.make(spanSize), spanSize);
+				block = takeBlock(classIndex, spanSize, false);
+				if (block == null) {
+					block = cutFromNew(this.source.make(spanSize), classIndex, spanSize);
 				}
 			}
 		}
-		return book(classIndex, span);
+		return book(classIndex, block);
 	}
 
 	/**
@@ -194,23 +194,24 @@ final class Arena implements Tier {
 		return released;
 	}
 
-	private Block book(int classIndex, Span span) {
-		this.counters.reserved(classIndex, 1, span.size);
-		return span.block(classIndex);
+	private Block book(int classIndex, Block block) {
+		this.counters.reserved(classIndex, 1, block.size);
+		return block;
 	}
 
-	/** A free span of at least {@code size} bytes, cut to size ({@link FreeSpans#fit}); null when none fits. */
-	private synchronized Span takeSpan(long size, boolean mappedOnly) {
+	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
+	private synchronized Block takeBlock(int classIndex, long size, boolean mappedOnly) {
 		Span fit = this.source.spans(size).fit(size, mappedOnly);
-		return (fit != null) ? prepare(fit.segment.spans.cut(fit, size)) : null;
+		return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex) : null;
 	}
 
 	/**
-	 * Maps the granules of a span lent from a range that are not yet, first unmapping as many granules lying wholly
-	 * in free spans, so that memory is held where it is lent rather than in holes no request fits; frees the span
-	 * again if mapping fails.
+	 * The block of a span just cut, made under the lock so that a snapshot finds every lent span's block: over a
+	 * range, once the span's granules are mapped, first unmapping as many granules lying wholly in free spans, so
+	 * that memory is held where it is lent rather than in holes no request fits; the span is freed again if mapping
+	 * fails.
 	 */
-	private Span prepare(Span span) {
+	private Block lend(Span span, int classIndex) {
 		Granules granules = span.segment.granules;
 		if (granules != null) {
 			long mapping = granules.unmappedBytes(span.offset, span.offset + span.size);
@@ -225,14 +226,14 @@ final class Arena implements Tier {
 				throw ex;
 			}
 		}
-		return span;
+		return span.block(classIndex);
 	}
 
-	/** A span cut from a new segment; a range is given back again if its granules cannot be mapped. */
-	private Span cutFromNew(Span.Segment segment, long spanSize) {
+	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */
+	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
 		try {
 			synchronized (this) {
-				return prepare(segment.spans.cut(addSegment(segment), spanSize));
+				return lend(segment.spans.cut(addSegment(segment), spanSize), classIndex);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -278,7 +279,10 @@ final class Arena implements Tier {
 		return removed;
 	}
 
-	/** Unmaps the granules lying wholly in spans free since {@code cutoff}, in address order, until they cover {@code bytes}. */
+	/**
+	 * Unmaps the granules lying wholly in spans free since {@code cutoff}, in address order, until they cover
+	 * {@code bytes}.
+	 */
 	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {

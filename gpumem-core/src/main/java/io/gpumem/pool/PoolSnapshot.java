@@ -37,8 +37,8 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 		for (Span.Piece piece : arena.pieces()) {
 			List<BlockView> blocks = new ArrayList<>(piece.parts().size());
 			for (Span.Part part : piece.parts()) {
-				blocks.add(part.span().free ? new BlockView(part.offset(), part.bytes(), State.FREE, -1, null, List.of())
-						: view.apply(part.span().block, part.offset()));
+				blocks.add((part.block() != null) ? view.apply(part.block(), part.offset())
+						: new BlockView(part.offset(), part.bytes(), State.FREE, -1, null, List.of()));
 			}
 			segments.add(new SegmentView(piece.bytes(), blocks));
 		}
@@ -46,7 +46,10 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 		return new PoolSnapshot(pool, reservedBytes, segments);
 	}
 
-	/** A block at {@code offset} of its segment, cached at {@code cachedAt}, or waiting on stream work, or else lent, as seen {@code now}. */
+	/**
+	 * A block at {@code offset} of its segment, cached at {@code cachedAt}, or waiting on stream work, or else lent,
+	 * as seen {@code now}.
+	 */
 	private static BlockView view(Block block, long offset, long now, Long cachedAt, Upkeep.Pending waiting) {
 		if (cachedAt != null) {
 			return new BlockView(offset, block.size, State.CACHED, millis(now - cachedAt), null, List.of());

@@ -112,7 +112,8 @@ final class Span {
 		}
 
 		Allocation slice(long offset, long bytes) {
-			return (this.allocation != null) ? this.allocation.slice(offset, bytes) : this.granules.range.slice(offset, bytes);
+			return (this.allocation != null) ? this.allocation.slice(offset, bytes)
+					: this.granules.range.slice(offset, bytes);
 		}
 
 		/**
@@ -132,7 +133,8 @@ final class Span {
 				List<Part> parts = new ArrayList<>();
 				for (Span part = span; part != null && part.offset < end; part = part.next) {
 					long from = Math.max(start, part.offset);
-					parts.add(new Part(part, from - start, Math.min(end, part.offset + part.size) - from));
+					parts.add(new Part(from - start, Math.min(end, part.offset + part.size) - from,
+							part.free ? null : part.block));
 				}
 				pieces.add(new Piece(end - start, parts));
 			}
@@ -145,8 +147,11 @@ final class Span {
 	record Piece(long bytes, List<Part> parts) {
 	}
 
-	/** The bytes of a span in a {@link Piece}, from {@code offset} in it. */
-	record Part(Span span, long offset, long bytes) {
+	/**
+	 * The bytes of a span in a {@link Piece}, from {@code offset} in it, as they were when the piece was read:
+	 * {@code block} is the span's block where it was lent, null where it was free.
+	 */
+	record Part(long offset, long bytes, Block block) {
 	}
 
 }

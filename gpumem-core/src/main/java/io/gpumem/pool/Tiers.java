@@ -102,8 +102,8 @@ final class Tiers {
 	}
 
 	/**
-	 * Warms a class with up to {@code count} blocks, as far as the policy allows: kept in the free lists for a
-	 * front class, free in new segments of the arena for another.
+	 * Warms a class with up to {@code count} blocks, as far as the policy allows, packed in the arena's first shard:
+	 * kept in the free lists for a front class, free in the arena for another.
 	 * @return how many were added
 	 */
 	int warm(int classIndex, int count) {
@@ -116,7 +116,7 @@ final class Tiers {
 			this.arena.grow(classSize, added);
 		}
 		for (int i = 0; this.policy.front(classIndex) && i < added; i++) {
-			Block block = allocate(classIndex, classSize, i);
+			Block block = allocate(classIndex, classSize, 0);
 			if (!this.front.add(block, stamp, i)) {
 				this.arena.giveBack(block, -1, stamp, false);
 			}
@@ -252,7 +252,7 @@ final class Tiers {
 		return this.arena.segmentBytes() + this.large.reservedBytes();
 	}
 
-	/** The tier above the top class: the arena where its segments are ranges, which serve any size; else large blocks. */
+	/** Above the top class: the arena where its segments are ranges, which serve any size; else large blocks. */
 	private Tier aboveTop() {
 		return this.arena.expandable() ? this.arena : this.large;
 	}

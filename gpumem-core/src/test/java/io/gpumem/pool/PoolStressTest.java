@@ -53,7 +53,8 @@ class PoolStressTest {
 	static Stream<Named<Memory>> memories() {
 		Supplier<GpuBackend> host = () -> new HostBackend(CAPACITY);
 		Supplier<GpuBackend> fake = () -> CudaBackend.open(new FakeCudaDriver(CAPACITY), 0);
-		return Stream.of(Named.of("host", new Memory(host, false)), Named.of("host, expandable", new Memory(host, true)),
+		return Stream.of(Named.of("host", new Memory(host, false)),
+				Named.of("host, expandable", new Memory(host, true)),
 				Named.of("cuda on the fake driver", new Memory(fake, false)),
 				Named.of("cuda on the fake driver, expandable", new Memory(fake, true)));
 	}

@@ -76,7 +76,8 @@ class SharedSegmentsTest {
 			assertThat(this.pool.statistics().misses()).isEqualTo(1);
 			assertThat(this.pool.statistics().hits()).isEqualTo(5);
 		}
-		assertThat(this.pool.statistics().segments()).isEqualTo(new PoolStatistics.Segments(1, 2 * MIB, 2 * MIB, 2 * MIB, 0));
+		assertThat(this.pool.statistics().segments())
+			.isEqualTo(new PoolStatistics.Segments(1, 2 * MIB, 2 * MIB, 2 * MIB, 0));
 	}
 
 	@ParameterizedTest

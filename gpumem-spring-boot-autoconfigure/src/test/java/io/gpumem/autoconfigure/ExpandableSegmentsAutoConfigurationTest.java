@@ -53,13 +53,14 @@ class ExpandableSegmentsAutoConfigurationTest {
 	@Test
 	void aCudaDeviceWithVirtualMemoryGrowsExpandableSegments() {
 		FakeCudaDriver driver = new FakeCudaDriver(CAPACITY);
-		this.runner.withBean(CudaDriver.class, () -> driver).withPropertyValues("gpumem.backend=cuda").run((context) -> {
-			StratifiedMemoryPool pool = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
-			assertThat(pool.allocator().addressSpace()).isNotNull();
-			try (PooledBuffer buffer = pool.acquire(3L << 20)) {
-				assertThat(driver.usedBytes(0)).isEqualTo(pool.reservedBytes()).isEqualTo(4L << 20);
-			}
-		});
+		this.runner.withBean(CudaDriver.class, () -> driver).withPropertyValues("gpumem.backend=cuda")
+			.run((context) -> {
+				StratifiedMemoryPool pool = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				assertThat(pool.allocator().addressSpace()).isNotNull();
+				try (PooledBuffer buffer = pool.acquire(3L << 20)) {
+					assertThat(driver.usedBytes(0)).isEqualTo(pool.reservedBytes()).isEqualTo(4L << 20);
+				}
+			});
 		assertThat(driver.usedBytes(0)).isZero();
 		assertThat(driver.retainedContexts()).isZero();
 	}
@@ -67,10 +68,11 @@ class ExpandableSegmentsAutoConfigurationTest {
 	@Test
 	void autoOnADeviceWithoutVirtualMemoryCutsFixedSegmentsAndSaysWhyInOneLine(CapturedOutput output) {
 		FakeCudaDriver driver = new FakeCudaDriver(CAPACITY).withoutVirtualMemory();
-		this.runner.withBean(CudaDriver.class, () -> driver).withPropertyValues("gpumem.backend=cuda").run((context) -> {
-			StratifiedMemoryPool pool = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
-			assertThat(pool.allocator().addressSpace()).isNull();
-		});
+		this.runner.withBean(CudaDriver.class, () -> driver).withPropertyValues("gpumem.backend=cuda")
+			.run((context) -> {
+				StratifiedMemoryPool pool = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				assertThat(pool.allocator().addressSpace()).isNull();
+			});
 		assertThat(output).containsOnlyOnce("cuts fixed segments")
 			.contains("does not report virtual memory management");
 	}

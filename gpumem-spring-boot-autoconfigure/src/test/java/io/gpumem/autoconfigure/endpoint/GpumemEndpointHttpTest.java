@@ -17,7 +17,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 
-/** The endpoint over HTTP, its figures those of fixed segments: allocations of 2 MiB, and blocks above the top class. */
+/** The endpoint over HTTP, with the figures of fixed segments: allocations of 2 MiB, blocks above the top class. */
 @SpringBootTest(classes = EndpointTestApplication.class, webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "gpumem.host.capacity=256MB", "gpumem.device-pool.warm[64KB]=4",
 				"gpumem.device-pool.segments=fixed",
