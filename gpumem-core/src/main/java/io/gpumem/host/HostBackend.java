@@ -110,16 +110,16 @@ public final class HostBackend implements GpuBackend {
 		return this.streamOrdered;
 	}
 
-	/**
-	 * The emulated device's health: it fails only where a fault is injected ({@link DeviceHealth#injectFault}),
-	 * and then as a CUDA device does: its pools lend nothing, its streams and buffers refuse work.
-	 */
 	/** Emulated: physical memory drawn on the device's capacity, mapped into ranges of host addresses. */
 	@Override
 	public VirtualMemory virtualMemory() {
 		return this.virtualMemory;
 	}
 
+	/**
+	 * The emulated device's health: it fails only where a fault is injected ({@link DeviceHealth#injectFault}),
+	 * and then as a CUDA device does: its pools lend nothing, its streams and buffers refuse work.
+	 */
 	@Override
 	public DeviceHealth health() {
 		return this.health;

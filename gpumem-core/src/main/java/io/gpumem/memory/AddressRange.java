@@ -26,8 +26,8 @@ public interface AddressRange {
 	void unmap(long offset, Allocation physical);
 
 	/**
-	 * A view of {@code bytes} bytes from {@code offset}, which must be mapped while the view is used.
-	 * @throws IllegalArgumentException if part of those bytes is not mapped
+	 * A view of {@code bytes} bytes from {@code offset}, which must be mapped while the view is used: the host
+	 * backend refuses a view or a use of bytes not mapped with an {@link IllegalStateException}; a device faults.
 	 */
 	Allocation slice(long offset, long bytes);
 

@@ -143,9 +143,9 @@ final class Arena implements Tier {
 		return released;
 	}
 
-	/** Bytes free in the memory held: in free spans, mapped. */
+	/** Bytes free in the memory held, in free spans, mapped: read under the lock, as a new range moves three counts. */
 	@Override
-	public long cachedBytes() {
+	public synchronized long cachedBytes() {
 		return this.source.freeBytes() - (this.addressBytes - this.segmentBytes);
 	}
 
@@ -280,16 +280,16 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * Unmaps the granules lying wholly in spans free since {@code cutoff}, in address order, until they cover
+	 * Unmaps the granules lying wholly in free spans, free since {@code cutoff}, in address order, until they cover
 	 * {@code bytes}.
 	 */
 	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {
 			for (Span span = segment.first; span != null && released < bytes; span = span.next) {
-				if (span.free && span.freeSince <= cutoff) {
+				if (span.free) {
 					released += segment.granules.unmapWithin(span.offset, span.offset + span.size, bytes - released,
-							this.source.allocator);
+							cutoff, this.source.allocator);
 				}
 			}
 		}

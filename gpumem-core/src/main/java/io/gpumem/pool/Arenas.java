@@ -67,10 +67,10 @@ final class Arenas implements Tier {
 
 	/**
 	 * Makes room for {@code count} free spans of {@code size} bytes in the first shard, a warm-up: new fixed
-	 * segments, or granules mapped by lending the spans and freeing them.
+	 * segments, or granules mapped by lending the spans and freeing them at {@code stamp}.
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses (what was made before stays)
 	 */
-	void grow(long size, int count) {
+	void grow(long size, int count, long stamp) {
 		Arena first = this.shards[0];
 		if (!expandable()) {
 			first.grow(size, count);
@@ -83,7 +83,7 @@ final class Arenas implements Tier {
 			}
 		}
 		finally {
-			blocks.forEach((block) -> first.giveBack(block, -1, Long.MIN_VALUE, false));
+			blocks.forEach((block) -> first.giveBack(block, -1, stamp, false));
 		}
 	}
 

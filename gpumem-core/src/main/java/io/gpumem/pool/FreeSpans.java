@@ -72,10 +72,13 @@ final class FreeSpans {
 		return span;
 	}
 
-	/** Frees a lent span at {@code stamp}, coalescing it with its free neighbours. */
+	/** Frees a lent span at {@code stamp}, coalescing it with its free neighbours; its granules are free since then. */
 	void free(Span span, long stamp) {
 		if (span.free) {
 			throw new IllegalStateException("span of " + span.size + " bytes freed twice");
+		}
+		if (span.segment.granules != null) {
+			span.segment.granules.freed(span.offset, span.offset + span.size, stamp);
 		}
 		Span merged = span;
 		Span before = span.prev;

@@ -21,12 +21,16 @@ final class Granules {
 
 	private final Allocation[] mapped;
 
+	/** Per granule, when a span touching it was last freed, on the pool's clock: an idle trim's measure. */
+	private final long[] freeSince;
+
 	private long mappedBytes;
 
 	Granules(AddressRange range, long granule) {
 		this.range = range;
 		this.granule = granule;
 		this.mapped = new Allocation[Math.toIntExact(range.size() / granule)];
+		this.freeSince = new long[this.mapped.length];
 	}
 
 	/** Bytes of the granules mapped. */
@@ -79,15 +83,22 @@ final class Granules {
 		return added.size() * this.granule;
 	}
 
+	/** Notes that {@code [from, to)} was freed at {@code stamp}: every granule it touches is free since then at most. */
+	void freed(long from, long to, long stamp) {
+		for (int g = first(from); g <= last(to); g++) {
+			this.freeSince[g] = stamp;
+		}
+	}
+
 	/**
-	 * Unmaps and frees the mapped granules that lie wholly in {@code [from, to)}, in address order, until they cover
-	 * {@code bytes}.
+	 * Unmaps and frees the mapped granules that lie wholly in {@code [from, to)} and were freed at {@code cutoff} or
+	 * before, in address order, until they cover {@code bytes}.
 	 * @return the bytes given back
 	 */
-	long unmapWithin(long from, long to, long bytes, MemoryAllocator allocator) {
+	long unmapWithin(long from, long to, long bytes, long cutoff, MemoryAllocator allocator) {
 		long released = 0;
 		for (long g = (from + this.granule - 1) / this.granule; (g + 1) * this.granule <= to && released < bytes; g++) {
-			if (this.mapped[(int) g] != null) {
+			if (this.mapped[(int) g] != null && this.freeSince[(int) g] <= cutoff) {
 				unmap((int) g, allocator);
 				released += this.granule;
 			}

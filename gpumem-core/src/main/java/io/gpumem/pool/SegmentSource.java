@@ -4,8 +4,11 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
 
 /**
  * Where an {@link Arena}'s segments come from, and which free spans each joins: allocations in steps of the
@@ -67,10 +70,15 @@ final class SegmentSource {
 	/**
 	 * A new segment for a span of {@code spanSize} bytes: a range reserved, or an allocation, only of the span's
 	 * size when the allocator refuses a whole segment.
-	 * @throws GpuOutOfMemoryException if the allocator refuses even that
+	 * @throws GpuOutOfMemoryException if the allocator refuses even that, or the span is larger than a range
 	 */
 	Span.Segment make(long spanSize) {
 		if (this.space != null) {
+			if (spanSize > this.space.maxRangeBytes()) {
+				throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(MemoryKind.DEVICE, spanSize,
+						this.allocator.memoryInfo(), -1, "larger than the largest range of addresses, "
+								+ ByteSizes.format(this.space.maxRangeBytes())));
+			}
 			Granules granules = new Granules(this.space.reserve(segmentSize(spanSize)), this.step);
 			return segment(null, granules, granules.range.size(), spanSize);
 		}

@@ -113,7 +113,7 @@ final class Tiers {
 				cachedAgainst(classIndex));
 		int added = (int) Math.min(count, room);
 		if (!this.policy.front(classIndex)) {
-			this.arena.grow(classSize, added);
+			this.arena.grow(classSize, added, stamp);
 		}
 		for (int i = 0; this.policy.front(classIndex) && i < added; i++) {
 			Block block = allocate(classIndex, classSize, 0);
@@ -218,15 +218,15 @@ final class Tiers {
 	}
 
 	/**
-	 * Takes back blocks a shelf lets go of, as free since {@code cutoff}: a class's into the arena, which gives
-	 * back whole free segments until they cover {@code bytes}, one above the top class to the allocator.
+	 * Takes back blocks a shelf lets go of, as free since {@code cutoff}: a block cut from the arena into it, which
+	 * gives back what is free until it covers {@code bytes}; a large block of its own to the allocator.
 	 * @return the bytes the allocator got back
 	 */
 	long takeBack(List<Block> blocks, long bytes, long cutoff) {
 		List<Block> classBlocks = new ArrayList<>();
 		long freed = 0;
 		for (Block block : blocks) {
-			if (block.classIndex >= 0) {
+			if (block.span != null) {
 				classBlocks.add(block);
 			}
 			else {

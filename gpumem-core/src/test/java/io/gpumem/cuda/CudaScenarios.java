@@ -70,11 +70,6 @@ abstract class CudaScenarios {
 	}
 
 	/**
-	 * The virtual-memory round trip expandable segments rest on: a reserved range costs no memory, two physical
-	 * granules mapped side by side with access set take a copy across their boundary and a memset, stay usable
-	 * after their handles are released, and go back to the device once unmapped.
-	 */
-	/**
 	 * Where the probe of one granule passes, a pool over the device's virtual memory maps granules as it lends,
 	 * takes a copy and a fill across a granule boundary, unmaps a free granule while its neighbour keeps its bytes,
 	 * and trims to nothing; where it does not, the backend says which device and why.

@@ -71,13 +71,15 @@ class ArenaShardsTest {
 	}
 
 	@Test
-	void aBlockClosedOnAnotherThreadGoesBackToItsOwnShard() {
-		PooledBuffer buffer = on(this.first, () -> this.pool.acquire(4 * MIB));
-		on(this.second, buffer::close);
-		on(this.first, () -> this.pool.acquire(4 * MIB).close());
-		assertThat(this.pool.reservedBytes()).as("the block came back where the first thread finds it")
-			.isEqualTo(4 * MIB);
-		assertThat(this.pool.statistics().segments().freeBytes()).isEqualTo(4 * MIB);
+	void twoThreadsCutFromShardsOfTheirOwn() {
+		PooledBuffer first = on(this.first, () -> this.pool.acquire(4 * MIB));
+		PooledBuffer second = on(this.second, () -> this.pool.acquire(4 * MIB));
+		assertThat(this.pool.statistics().segments().addressBytes()).as("a range in each thread's shard")
+			.isEqualTo(2 * 256 * MIB);
+		on(this.second, first::close);
+		on(this.first, second::close);
+		this.pool.trim(0);
+		assertThat(this.pool.reservedBytes()).isZero();
 	}
 
 	private static <T> T on(ExecutorService thread, Callable<T> task) {

@@ -1,5 +1,6 @@
 package io.gpumem.pool;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
@@ -7,6 +8,7 @@ import java.util.function.LongFunction;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -64,9 +66,11 @@ class ExpandableSegmentsTest {
 		assertThat(snapshot.segments().stream().mapToLong(PoolSnapshot.SegmentView::bytes).sum())
 			.isEqualTo(pool.reservedBytes());
 
+		long liveGranules = pool.reservedBytes();
 		try (PooledBuffer large = pool.acquire(fragmented.freedBytes)) {
 			large.fill((byte) 7);
-			assertThat(used(backend)).isLessThanOrEqualTo(peak + peak / 4);
+			assertThat(used(backend)).as("the live granules and the request's own, rounded up")
+				.isLessThanOrEqualTo(liveGranules + (fragmented.freedBytes + 2 * GRANULE - 1) / GRANULE * GRANULE);
 		}
 		fragmented.live.forEach(PooledBuffer::close);
 		pool.trim(0);
@@ -96,6 +100,54 @@ class ExpandableSegmentsTest {
 		}
 		pool.close();
 		assertThat(used(backend)).isZero();
+		backend.close();
+	}
+
+	@Test
+	void aRequestLargerThanARangeIsOutOfMemory() {
+		GpuBackend backend = new HostBackend(4L << 30);
+		StratifiedMemoryPool pool = pool(backend);
+		assertThatThrownBy(() -> pool.acquire((1L << 30) + GRANULE)).isInstanceOf(GpuOutOfMemoryException.class)
+			.hasMessageContaining("larger than the largest range of addresses, 1.00 GiB");
+		assertThat(pool.reservedBytes()).isZero();
+		pool.close();
+		backend.close();
+	}
+
+	@Test
+	void aBlockAboveTheTopClassSetAsideOnAShelfGoesBackToTheArena() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = pool(backend);
+		BufferShelf shelf = pool.shelf(1);
+		assertThat(shelf.put("large", pool.acquire(100L << 20))).isTrue();
+		shelf.close();
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).isZero();
+		assertThat(used(backend)).isZero();
+		pool.close();
+		backend.close();
+	}
+
+	/**
+	 * A block freed long ago whose free span its neighbour, freed since, has joined: an idle trim (after 400 ms)
+	 * still unmaps its granules. Slower scheduling can only make the neighbour idle too.
+	 */
+	@Test
+	void anIdleTrimUnmapsTheGranulesFreedLongAgoThoughTheirSpanWasJoinedSince() throws InterruptedException {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.virtualMemory().allocator(),
+				PoolConfig.builder("idle").idleTrimAfter(Duration.ofMillis(400)).build());
+		PooledBuffer old = pool.acquire(8 * GRANULE);
+		PooledBuffer recent = pool.acquire(GRANULE);
+		old.close();
+		Thread.sleep(240);
+		pool.acquire(64 * 1024).close();
+		recent.close();
+		Thread.sleep(240);
+		pool.trimIdle();
+		assertThat(pool.reservedBytes()).as("at most the recent block's granule and the small block's")
+			.isLessThanOrEqualTo(2 * GRANULE);
+		pool.close();
 		backend.close();
 	}
 
