@@ -9,6 +9,8 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import io.gpumem.memory.AddressRange;
@@ -28,7 +30,8 @@ import io.gpumem.memory.PhysicalMemory;
  * drawn on the device's capacity, and address ranges it is mapped into, with CUDA's rules checked. A range's
  * addresses are a private mapping of a sparse temporary file, which costs the process nothing until written: a
  * mapped granule counts against the capacity, a reserved one does not. An unmapped granule's pages stay with the
- * process until its range is released, and are used again when a granule is mapped there.
+ * process, and are used again when a granule is mapped there; a released range's mapping serves the next range of
+ * its size, and goes back only when the collector unmaps it.
  */
 final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 
@@ -38,7 +41,16 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 	/** The most one mapping of a file may hold, in whole granules. */
 	static final long MAX_RANGE_BYTES = 1L << 30;
 
+	/** The most released mappings kept for ranges reserved later. */
+	static final int SPARE_RANGES = 2;
+
 	private final HostBackend.Capacity capacity;
+
+	/**
+	 * Mappings of released ranges, used again by the next reservations of their size: the pages a range wrote stay
+	 * with the process until the collector unmaps its buffer, so reusing them bounds what the process keeps.
+	 */
+	private final Deque<MappedByteBuffer> spare = new ArrayDeque<>();
 
 	private final DeviceHealth health;
 
@@ -95,7 +107,8 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 					"a host range holds at most " + MAX_RANGE_BYTES + " bytes, not " + bytes);
 		}
 		this.health.check();
-		return new Range(this, addresses(bytes));
+		MappedByteBuffer reused = reuse(bytes);
+		return new Range(this, (reused != null) ? reused : addresses(bytes));
 	}
 
 	@Override
@@ -126,6 +139,24 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			throw new IllegalArgumentException(what + " of " + bytes + " bytes is not a whole number of granules of "
 					+ GRANULARITY + " bytes");
 		}
+	}
+
+	private synchronized MappedByteBuffer reuse(long bytes) {
+		for (var it = this.spare.iterator(); it.hasNext();) {
+			MappedByteBuffer mapping = it.next();
+			if (mapping.capacity() == bytes) {
+				it.remove();
+				return mapping;
+			}
+		}
+		return null;
+	}
+
+	private synchronized void keep(MappedByteBuffer mapping) {
+		if (this.spare.size() == SPARE_RANGES) {
+			this.spare.removeFirst();
+		}
+		this.spare.addLast(mapping);
 	}
 
 	/**
@@ -271,7 +302,10 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 							+ " still mapped");
 				}
 			}
-			this.released = true;
+			if (!this.released) {
+				this.released = true;
+				this.space.keep(this.addresses);
+			}
 		}
 
 		/**

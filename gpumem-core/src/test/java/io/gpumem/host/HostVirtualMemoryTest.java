@@ -96,6 +96,28 @@ class HostVirtualMemoryTest {
 	}
 
 	@Test
+	void aReleasedRangesPagesServeTheNextRangeOfItsSizeAndNotItsOldViews() {
+		AddressRange first = this.physical.addressSpace().reserve(4 * GRANULE);
+		Allocation granule = this.physical.allocate(GRANULE);
+		first.map(0, granule);
+		Allocation stale = first.slice(0, 8);
+		stale.copyFromHost(0, new long[] { 42 }, 0, 1, ElementType.LONG);
+		first.unmap(0, granule);
+		first.release();
+		AddressRange second = this.physical.addressSpace().reserve(4 * GRANULE);
+		second.map(0, granule);
+		long[] read = new long[1];
+		second.slice(0, 8).copyToHost(0, read, 0, 1, ElementType.LONG);
+		assertThat(read[0]).as("the same pages, whose bytes CUDA leaves undefined").isEqualTo(42);
+		assertThatThrownBy(() -> stale.copyToHost(0, read, 0, 1, ElementType.LONG))
+			.isInstanceOf(IllegalStateException.class).hasMessageContaining("released");
+		second.unmap(0, granule);
+		second.release();
+		this.physical.free(granule);
+		assertThat(free()).isEqualTo(8 * GRANULE);
+	}
+
+	@Test
 	void physicalMemoryBeyondTheCapacityIsOutOfMemory() {
 		Allocation all = this.physical.allocate(8 * GRANULE);
 		assertThatThrownBy(() -> this.physical.allocate(GRANULE)).isInstanceOf(GpuOutOfMemoryException.class);
