@@ -84,7 +84,6 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 
 	@Override
 	public Allocation allocate(long bytes) {
-		MemoryAllocator.requirePositiveSize(bytes);
 		requireGranules("physical memory", bytes);
 		try {
 			return new Physical(this, this.device.bind().createPhysical(this.device.ordinal(), bytes), bytes);
@@ -116,12 +115,7 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 
 	@Override
 	public AddressRange reserve(long bytes) {
-		MemoryAllocator.requirePositiveSize(bytes);
-		requireGranules("a range", bytes);
-		if (bytes > this.maxRangeBytes) {
-			throw new IllegalArgumentException("a range of device " + this.device.ordinal() + " holds at most "
-					+ this.maxRangeBytes + " bytes, not " + bytes);
-		}
+		requireRange(bytes);
 		try {
 			return new Range(this, this.device.bind().reserveAddresses(bytes), bytes);
 		}
@@ -144,13 +138,6 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 	public String describe() {
 		return "cuda DEVICE virtual memory on device " + this.device.ordinal() + " (" + this.device.name()
 				+ ", granules of " + ByteSizes.format(this.granularity) + ")";
-	}
-
-	private void requireGranules(String what, long bytes) {
-		if (bytes % this.granularity != 0) {
-			throw new IllegalArgumentException(what + " of " + bytes + " bytes is not a whole number of granules of "
-					+ this.granularity + " bytes");
-		}
 	}
 
 	private Physical physical(Allocation allocation) {

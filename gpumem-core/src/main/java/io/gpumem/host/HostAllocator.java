@@ -43,10 +43,7 @@ final class HostAllocator implements MemoryAllocator {
 	public Allocation allocate(long bytes) {
 		MemoryAllocator.requirePositiveSize(bytes);
 		this.health.check();
-		if (!this.capacity.tryReserve(bytes)) {
-			throw new GpuOutOfMemoryException(
-					OutOfMemoryDiagnostic.of(this.kind, bytes, memoryInfo(), -1, "host backend capacity exhausted"));
-		}
+		this.capacity.reserve(this.kind, bytes);
 		if (bytes > HostBackend.MAX_BLOCK_BYTES) {
 			this.capacity.release(bytes);
 			throw new IllegalArgumentException("allocation size " + bytes + " exceeds the host backend's largest block of "

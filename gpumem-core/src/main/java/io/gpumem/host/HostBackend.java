@@ -10,9 +10,11 @@ import io.gpumem.backend.VirtualMemory;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.DeviceHealth;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.stream.GpuStream;
 
 /**
@@ -177,16 +179,20 @@ public final class HostBackend implements GpuBackend {
 			this.totalBytes = totalBytes;
 		}
 
-		boolean tryReserve(long bytes) {
+		/**
+		 * Reserves {@code bytes} of memory of a kind.
+		 * @throws GpuOutOfMemoryException if the capacity cannot hold them
+		 */
+		void reserve(MemoryKind kind, long bytes) {
 			long used;
 			do {
 				used = this.usedBytes.get();
 				if (bytes > this.totalBytes - used) {
-					return false;
+					throw new GpuOutOfMemoryException(
+							OutOfMemoryDiagnostic.of(kind, bytes, info(), -1, "host backend capacity exhausted"));
 				}
 			}
 			while (!this.usedBytes.compareAndSet(used, used + bytes));
-			return true;
 		}
 
 		void release(long bytes) {

@@ -18,11 +18,9 @@ import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.DeviceHealth;
-import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.memory.PhysicalMemory;
 
 /**
@@ -67,13 +65,9 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 	/** Physical memory of whole granules, as {@code cuMemCreate}: used only once mapped into a range. */
 	@Override
 	public Allocation allocate(long bytes) {
-		MemoryAllocator.requirePositiveSize(bytes);
 		requireGranules("physical memory", bytes);
 		this.health.check();
-		if (!this.capacity.tryReserve(bytes)) {
-			throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(MemoryKind.DEVICE, bytes, memoryInfo(), -1,
-					"host backend capacity exhausted"));
-		}
+		this.capacity.reserve(MemoryKind.DEVICE, bytes);
 		return new Physical(this, bytes);
 	}
 
@@ -100,12 +94,7 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 
 	@Override
 	public AddressRange reserve(long bytes) {
-		MemoryAllocator.requirePositiveSize(bytes);
-		requireGranules("a range", bytes);
-		if (bytes > MAX_RANGE_BYTES) {
-			throw new IllegalArgumentException(
-					"a host range holds at most " + MAX_RANGE_BYTES + " bytes, not " + bytes);
-		}
+		requireRange(bytes);
 		this.health.check();
 		MappedByteBuffer reused = reuse(bytes);
 		return new Range(this, (reused != null) ? reused : addresses(bytes));
@@ -132,13 +121,6 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			return physical;
 		}
 		throw new IllegalArgumentException("not physical memory of this host address space: " + allocation);
-	}
-
-	private static void requireGranules(String what, long bytes) {
-		if (bytes % GRANULARITY != 0) {
-			throw new IllegalArgumentException(what + " of " + bytes + " bytes is not a whole number of granules of "
-					+ GRANULARITY + " bytes");
-		}
 	}
 
 	private synchronized MappedByteBuffer reuse(long bytes) {

@@ -22,4 +22,28 @@ public interface AddressSpace {
 	 */
 	AddressRange reserve(long bytes);
 
+	/**
+	 * The check every {@link #reserve} starts with.
+	 * @throws IllegalArgumentException if {@code bytes} is not a positive multiple of the granularity, at most
+	 * {@link #maxRangeBytes()}
+	 */
+	default void requireRange(long bytes) {
+		requireGranules("a range", bytes);
+		if (bytes > maxRangeBytes()) {
+			throw new IllegalArgumentException("a range holds at most " + maxRangeBytes() + " bytes, not " + bytes);
+		}
+	}
+
+	/**
+	 * The check of sizes of physical memory and ranges: {@code what} of {@code bytes} must be whole granules.
+	 * @throws IllegalArgumentException if {@code bytes} is not a positive multiple of the granularity
+	 */
+	default void requireGranules(String what, long bytes) {
+		MemoryAllocator.requirePositiveSize(bytes);
+		if (bytes % granularity() != 0) {
+			throw new IllegalArgumentException(what + " of " + bytes + " bytes is not a whole number of granules of "
+					+ granularity() + " bytes");
+		}
+	}
+
 }

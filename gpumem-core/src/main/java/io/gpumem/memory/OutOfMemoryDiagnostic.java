@@ -18,7 +18,7 @@ import java.util.List;
  * @param largestFreeBlockBytes the pool's largest run of free bytes in one segment, or -1 where no pool is
  * involved
  * @param addressBytes the addresses the pool's expandable segments reserve, of which {@code cachedBytes} and
- * {@code inUseBytes} are mapped, or -1 where it has none
+ * {@code inUseBytes} are mapped: 0 where it has none, -1 where no pool is involved
  * @param holders the pool's largest holders of lent memory by acquiring site, largest first, where recorded
  * @param reason the layer that refused and why
  */
@@ -46,7 +46,7 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 	}
 
 	/**
-	 * This diagnostic with the pool's largest free block, the addresses its expandable segments reserve (-1 for
+	 * This diagnostic with the pool's largest free block, the addresses its expandable segments reserve (0 for
 	 * none) and its largest holders of lent memory.
 	 */
 	public OutOfMemoryDiagnostic withHolders(long largestFreeBlockBytes, long addressBytes,

@@ -150,8 +150,7 @@ final class Reservation {
 		PoolStatistics.Segments segments = this.pool.statistics().segments();
 		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
 			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.pool.cachedBytes(), this.largestClass)
-			.withHolders(segments.largestFreeBlock(), (segments.addressBytes() > 0) ? segments.addressBytes() : -1,
-					this.sites.top(TOP_HOLDERS));
+			.withHolders(segments.largestFreeBlock(), segments.addressBytes(), this.sites.top(TOP_HOLDERS));
 		if (waits) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
 		}

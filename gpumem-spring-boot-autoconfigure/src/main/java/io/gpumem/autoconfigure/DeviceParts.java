@@ -85,12 +85,12 @@ final class DeviceParts {
 			return this.backend.allocator(MemoryKind.DEVICE);
 		}
 		VirtualMemory virtualMemory = this.backend.virtualMemory();
-		if (!virtualMemory.supported() && segments == GpumemProperties.Segments.EXPANDABLE) {
-			throw new InvalidConfigurationPropertyValueException("gpumem.device-pool.segments", "expandable",
-					"expandable segments need virtual memory, which " + this.backend.describe() + " cannot give: "
-							+ virtualMemory.reason() + ". Set it to auto or fixed");
-		}
 		if (!virtualMemory.supported()) {
+			if (segments == GpumemProperties.Segments.EXPANDABLE) {
+				throw new InvalidConfigurationPropertyValueException("gpumem.device-pool.segments", "expandable",
+						"expandable segments need virtual memory, which " + this.backend.describe() + " cannot give: "
+								+ virtualMemory.reason() + ". Set it to auto or fixed");
+			}
 			logger.info("The device pool of " + this.backend.describe() + " cuts fixed segments: "
 					+ virtualMemory.reason());
 		}
