@@ -1,8 +1,10 @@
 package io.gpumem.cuda;
 
+import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.stream.IntStream;
 
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.backend.VirtualMemory;
@@ -136,12 +138,17 @@ public final class CudaBackend implements GpuBackend {
 	}
 
 	/**
-	 * Loads a module of kernels on this device from a PTX image (NUL-terminated text) or a cubin.
+	 * Loads a module of kernels on this device from a PTX image (its text as read from a file, with or without
+	 * the NUL the driver wants after it), a cubin or a fat binary.
 	 * @throws CudaException if the driver cannot load it (for PTX newer than the driver:
 	 * {@code CUDA_ERROR_UNSUPPORTED_PTX_VERSION})
 	 */
 	public CudaModule loadModule(byte[] image) {
-		return new CudaModule(this.device, this.device.bind().loadModule(image.clone()));
+		boolean text = IntStream.range(0, Math.min(4, image.length))
+			.allMatch((i) -> image[i] >= '\t' && image[i] < 0x7F);
+		boolean unterminated = image.length > 0 && image[image.length - 1] != 0;
+		byte[] copy = Arrays.copyOf(image, (text && unterminated) ? image.length + 1 : image.length);
+		return new CudaModule(this.device, this.device.bind().loadModule(copy));
 	}
 
 	/**

@@ -174,6 +174,9 @@ class StreamOrderingTest {
 			assertThatExceptionOfType(CudaException.class).isThrownBy(() -> module.kernel("missing"))
 				.satisfies((ex) -> assertThat(ex.codeName()).isEqualTo("CUDA_ERROR_NOT_FOUND"));
 		}
+		try (CudaModule fromFile = this.backend.loadModule(PTX.getBytes(StandardCharsets.US_ASCII))) {
+			assertThat(fromFile.kernel("accumulate").name()).isEqualTo("accumulate");
+		}
 		assertThatExceptionOfType(CudaException.class).isThrownBy(() -> this.backend.loadModule(new byte[] { 'x' }))
 			.withMessageContaining("CUDA_ERROR_INVALID_PTX");
 	}

@@ -3,7 +3,6 @@ package io.gpumem.sample.kernels;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
-import java.util.Arrays;
 
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.cuda.CudaBackend;
@@ -88,8 +87,7 @@ public final class CudaKernels implements Kernels {
 			if (in == null) {
 				throw new IllegalStateException("PTX resource " + resource + " is missing from the class path");
 			}
-			byte[] ptx = in.readAllBytes();
-			return Arrays.copyOf(ptx, ptx.length + 1);
+			return in.readAllBytes();
 		}
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
