@@ -1,0 +1,119 @@
+package io.gpumem.sample.docs;
+
+import java.io.IOException;
+import java.net.http.HttpClient;
+import java.net.http.HttpResponse;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.TestFactory;
+
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+
+import io.gpumem.sample.SampleApplication;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * Every {@code curl} example of the README and the docs, sent to the sample as the page starts it, answers what
+ * the page shows: so that the docs cannot drift from the service.
+ */
+class DocsCurlExamplesTest {
+
+	/** A page's command that starts the sample, with the arguments the examples after it run under. */
+	private static final Pattern START = Pattern
+		.compile("java\\s.*-jar\\s+sample-app/target/sample-app-\\S+\\.jar(.*)");
+
+	private static final Pattern VARIABLE = Pattern.compile("([A-Za-z_][A-Za-z0-9_]*)='([^']*)'");
+
+	private final HttpClient http = HttpClient.newHttpClient();
+
+	@TestFactory
+	Stream<DynamicTest> everyExampleAnswersAsShown() {
+		return DocPages.all().stream()
+			.filter((page) -> DocPages.blocks(page).stream().anyMatch(DocsCurlExamplesTest::hasCurl))
+			.map((page) -> DynamicTest.dynamicTest(DocPages.name(page), () -> run(page)));
+	}
+
+	private void run(Path page) throws Exception {
+		List<String> mismatches = new ArrayList<>();
+		Map<String, String> variables = new HashMap<>();
+		ConfigurableApplicationContext sample = null;
+		int examples = 0;
+		try {
+			for (DocPages.Block block : DocPages.blocks(page)) {
+				if (!block.language().equals("bash")) {
+					continue;
+				}
+				for (int i = 0; i < block.lines().size(); i++) {
+					String line = block.lines().get(i).trim();
+					Matcher start = START.matcher(line);
+					Matcher variable = VARIABLE.matcher(line);
+					if (start.find()) {
+						close(sample);
+						sample = start(start.group(1));
+					}
+					else if (variable.matches()) {
+						variables.put(variable.group(1), variable.group(2));
+					}
+					else if (line.startsWith("curl ")) {
+						String next = (i + 1 < block.lines().size()) ? block.lines().get(i + 1) : null;
+						CurlExample example = CurlExample.parse(block.where(i), line, next, variables);
+						sample = (sample != null) ? sample : start("");
+						String mismatch = send(example, port(sample));
+						if (mismatch != null) {
+							mismatches.add(mismatch);
+						}
+						examples++;
+					}
+				}
+			}
+		}
+		finally {
+			close(sample);
+		}
+		assertThat(examples).isPositive();
+		assertThat(mismatches).as("examples of %s whose answers differ from the page", DocPages.name(page)).isEmpty();
+	}
+
+	private String send(CurlExample example, int port) throws IOException, InterruptedException {
+		HttpResponse<String> response = this.http.send(example.request(port), HttpResponse.BodyHandlers.ofString());
+		return example.mismatch(response.statusCode(), response.body());
+	}
+
+	/** The sample on the host backend (unless the page names one) and a free port, with the page's arguments. */
+	private static ConfigurableApplicationContext start(String arguments) {
+		List<String> args = new ArrayList<>(Arrays.asList(arguments.trim().split("\\s+")));
+		args.removeIf(String::isEmpty);
+		if (args.stream().noneMatch((arg) -> arg.startsWith("--gpumem.backend="))) {
+			args.add("--gpumem.backend=host");
+		}
+		args.add("--server.port=0");
+		return new SpringApplicationBuilder(SampleApplication.class).run(args.toArray(String[]::new));
+	}
+
+	private static int port(ConfigurableApplicationContext sample) {
+		return sample.getEnvironment().getRequiredProperty("local.server.port", Integer.class);
+	}
+
+	private static void close(ConfigurableApplicationContext sample) {
+		if (sample != null) {
+			sample.close();
+		}
+	}
+
+	private static boolean hasCurl(DocPages.Block block) {
+		return block.language().equals("bash")
+				&& block.lines().stream().anyMatch((line) -> line.trim().startsWith("curl "));
+	}
+
+}
