@@ -56,7 +56,7 @@ class GraphController {
 	}
 
 	/** The best nodes, highest rank first and the lower id first among equals, in one pass over the ranks. */
-	private static List<Map<String, Object>> top(float[] ranks) {
+	private static List<RankedNode> top(float[] ranks) {
 		int[] best = new int[Math.min(TOP, ranks.length)];
 		int count = 0;
 		for (int node = 0; node < ranks.length; node++) {
@@ -70,11 +70,15 @@ class GraphController {
 				count = Math.min(count + 1, best.length);
 			}
 		}
-		List<Map<String, Object>> top = new ArrayList<>(count);
+		List<RankedNode> top = new ArrayList<>(count);
 		for (int i = 0; i < count; i++) {
-			top.add(Map.of("node", best[i], "rank", ranks[best[i]]));
+			top.add(new RankedNode(best[i], ranks[best[i]]));
 		}
 		return top;
+	}
+
+	/** A node of the answer's best, with its rank: a record, so that its fields are answered in this order. */
+	record RankedNode(int node, float rank) {
 	}
 
 	record PageRankRequest(@JsonDeserialize(using = EdgesDeserializer.class) Edges edges, Integer nodes,

@@ -19,11 +19,8 @@ import io.gpumem.transfer.Transfers;
 class Saxpy {
 
 	private final GpuBackend backend;
-
 	private final MemoryPool pool;
-
 	private final Transfers transfers;
-
 	private final CudaKernel kernel;
 
 	Saxpy(GpuBackend backend, MemoryPool pool, Transfers transfers, @Value("classpath:saxpy.ptx") Resource ptx)
@@ -42,9 +39,8 @@ class Saxpy {
 			this.transfers.upload(stream, x, xs, 0);
 			this.transfers.upload(stream, y, ys, 0);
 			this.kernel.launch(stream, (x.length + 255) / 256, 256, alpha, xs, ys, ys, x.length);
-			float[] result = new float[x.length];
-			this.transfers.download(stream, ys, 0, result);
-			return result;
+			this.transfers.download(stream, ys, 0, y);
+			return y;
 		}
 	}
 

@@ -37,9 +37,10 @@ class SaxpyTest {
 				new ClassPathResource("kernels/sample_kernels.ptx"));
 		long inUse = this.pool.statistics().inUseBytes();
 
-		float[] result = saxpy.saxpy(2, new float[] { 1, 2, 3 }, new float[] { 10, 20, 30 });
+		float[] y = { 10, 20, 30 };
+		float[] result = saxpy.saxpy(2, new float[] { 1, 2, 3 }, y);
 
-		assertThat(result).containsExactly(12, 24, 36);
+		assertThat(result).isSameAs(y).containsExactly(12, 24, 36);
 		assertThat(this.pool.statistics().inUseBytes()).isEqualTo(inUse);
 		assertThat(this.pool.statistics().requests()).isPositive();
 	}
