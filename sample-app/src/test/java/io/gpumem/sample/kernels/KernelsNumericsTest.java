@@ -25,7 +25,7 @@ import static org.assertj.core.api.Assertions.within;
 /**
  * The kernels' float32 sums on inputs large enough for a running sum to drift, against double
  * precision: the host kernels, and the CUDA path (module, launches, the PTX kernels' block structure)
- * over the fake driver. The tolerances are the README's.
+ * over the fake driver. The tolerances are those docs/sample-service.md states.
  */
 class KernelsNumericsTest {
 
