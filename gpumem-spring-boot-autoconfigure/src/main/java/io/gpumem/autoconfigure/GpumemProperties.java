@@ -37,9 +37,9 @@ public class GpumemProperties {
 	private int device;
 
 	/**
-	 * The devices gpumem manages, each with its own budget, pools, reduction cache and pressure handler:
-	 * 'all' the backend has, or a list of ordinals. The first is the primary, whose beans keep their names;
-	 * the others' pools are named 'device<ordinal>.device' and so on. Unset, gpumem manages 'device' alone.
+	 * The devices gpumem manages, 'all' the backend has or a list of ordinals, each with its own budget, pools,
+	 * reduction cache and pressure handler: the first is the primary, whose beans keep their names, and the
+	 * others' pools are named 'device<ordinal>.device' and so on.
 	 */
 	private List<String> devices;
 
@@ -161,12 +161,12 @@ public class GpumemProperties {
 		/** The capacity of the device the host backend emulates. */
 		private DataSize capacity = DataSize.ofGigabytes(4);
 
-		/** The capacity of its pinned memory; the device's capacity when not set. */
+		/** The capacity of the pinned memory of the host backend's device. */
 		private DataSize pinnedCapacity;
 
 		/**
-		 * How many devices the host backend emulates, each with the capacities above; at least as many as
-		 * 'gpumem.devices' lists.
+		 * How many devices the host backend emulates, each with the capacity and pinned capacity set here; at
+		 * least as many as 'gpumem.devices' lists.
 		 */
 		private int devices = 1;
 
@@ -199,7 +199,7 @@ public class GpumemProperties {
 	/** What every pool is configured with. */
 	public abstract static class Pool {
 
-		/** Size classes, smallest first; overrides the preset's ladder when set. */
+		/** The pool's size classes, smallest first. */
 		private List<DataSize> sizeClasses = new ArrayList<>();
 
 		/** Buffers allocated into the pool at startup, per size class. */
@@ -208,22 +208,22 @@ public class GpumemProperties {
 		/** The most buffers cached (free) per size class. */
 		private Map<DataSize, Integer> maxCachedBuffers = new LinkedHashMap<>();
 
-		/** The most bytes cached (free) in all classes; the preset's when not set. */
+		/** The most bytes cached (free) in all classes together. */
 		private DataSize maxCached;
 
-		/** Cached buffers unused this long are released; never when not set or zero. */
-		private Duration idleTrimAfter;
+		/** How long a cached buffer may stay unused before it is released; 0 for never. */
+		private Duration idleTrimAfter = Duration.ZERO;
 
 		/**
 		 * How long an acquire that finds no memory, even after the out-of-memory retries, waits in line for
-		 * buffers to be returned before it fails; not at all when not set.
+		 * buffers to be returned before it fails; 0 fails at once.
 		 */
-		private Duration maxWait;
+		private Duration maxWait = Duration.ZERO;
 
 		/**
-		 * The step in which the pool allocates the segments it cuts its blocks from: a request of up to
-		 * half of it shares a segment of this size, a larger one gets a segment rounded up to whole steps.
-		 * A multiple of 256 B; 256 B gives every block a segment of its own.
+		 * The step, a multiple of 256 B, in which the pool allocates the segments it cuts its blocks from: a
+		 * request of up to half of it shares a segment of this size, a larger one gets a segment rounded up to
+		 * whole steps, and 256 B gives every block a segment of its own.
 		 */
 		private DataSize segmentSize = DataSize.ofMegabytes(2);
 
@@ -484,9 +484,9 @@ public class GpumemProperties {
 	public static class History {
 
 		/**
-		 * Which buffers the history records, their acquire and close with where they were acquired (a few frames):
-		 * large (1MB or more), all, or off. An out-of-memory failure and the snapshot name the code holding them;
-		 * record all for a log to replay.
+		 * Which buffers the history records, their acquire and close with where they were acquired (a few frames),
+		 * so that an out-of-memory failure and the snapshot name the code holding them: large (1MB or more), all
+		 * (for a log to replay) or off.
 		 */
 		private BufferRecording buffers = BufferRecording.LARGE;
 
@@ -498,7 +498,7 @@ public class GpumemProperties {
 
 		/**
 		 * A directory to write a JSON report of every out-of-memory failure to (the failure, its largest holders
-		 * and the pool's statistics), its path logged at WARN; none when not set.
+		 * and the pool's statistics), its path logged at WARN.
 		 */
 		private Path oomDumpDir;
 
@@ -550,7 +550,7 @@ public class GpumemProperties {
 		/** The seed of the draws when a probability is set, so that a failing test runs the same again. */
 		private long seed = 1;
 
-		/** The pools whose allocations are refused (device, pinned, unified); all of them when empty. */
+		/** Which pools' allocations are refused (device, pinned, unified). */
 		private List<String> pools = new ArrayList<>();
 
 		public Long getDeviceFaultAfter() {
