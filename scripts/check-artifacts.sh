@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # What a user's build gets from gpumem's published jars, checked on the jars `mvn verify` just built:
 # each has its Automatic-Module-Name, core and autoconfigure come with sources and javadoc jars, and the
-# BOM lists exactly the published modules at the parent's version.
+# BOM lists exactly the published modules at the parent's version. The sample's executable jar enables
+# native access, so that java -jar on Java 24+ starts it without JCuda's restricted-method warnings.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -32,6 +33,11 @@ check_jar gpumem-spring-boot-starter io.gpumem.starter
 check_attached gpumem-core
 check_attached gpumem-spring-boot-autoconfigure
 
+sample="sample-app/target/sample-app-$version.jar"
+[[ -f "$sample" ]] || fail "$sample is missing: run mvn verify first"
+unzip -p "$sample" META-INF/MANIFEST.MF | tr -d '\r' | grep -x "Enable-Native-Access: ALL-UNNAMED" > /dev/null \
+	|| fail "$sample has no Enable-Native-Access: ALL-UNNAMED"
+
 bom_version=$(sed -n '/<artifactId>gpumem-bom<\/artifactId>/,/<\/version>/s/.*<version>\(.*\)<\/version>.*/\1/p' gpumem-bom/pom.xml | head -1)
 [[ "$bom_version" == "$version" ]] || fail "gpumem-bom is at $bom_version, the parent at $version"
 
@@ -42,4 +48,4 @@ done | sort)
 listed=$(sed -n '/<dependencyManagement>/,/<\/dependencyManagement>/s/.*<artifactId>\(.*\)<\/artifactId>.*/\1/p' gpumem-bom/pom.xml | sort)
 [[ "$published" == "$listed" ]] || fail "gpumem-bom lists [$(echo $listed)] but the published modules are [$(echo $published)]"
 
-echo "check-artifacts: module names, sources and javadoc jars, and the BOM ($version) are as published"
+echo "check-artifacts: module names, sources and javadoc jars, the BOM ($version) and the sample's manifest are right"
