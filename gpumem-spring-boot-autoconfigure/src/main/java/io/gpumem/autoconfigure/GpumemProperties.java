@@ -221,9 +221,9 @@ public class GpumemProperties {
 		private Duration maxWait = Duration.ZERO;
 
 		/**
-		 * The step, a multiple of 256 B, in which the pool allocates the segments it cuts its blocks from: a
-		 * request of up to half of it shares a segment of this size, a larger one gets a segment rounded up to
-		 * whole steps, and 256 B gives every block a segment of its own.
+		 * The step, a multiple of 256 B, in which the pool allocates fixed segments to cut its blocks from (an
+		 * expandable arena maps granules instead): a request of up to half of it shares a segment of this size,
+		 * a larger one gets a segment rounded up to whole steps, and 256 B gives every block a segment of its own.
 		 */
 		private DataSize segmentSize = DataSize.ofMegabytes(2);
 
@@ -292,8 +292,8 @@ public class GpumemProperties {
 		private PoolPreset preset = PoolPreset.DEFAULT;
 
 		/**
-		 * Where the pool's memory comes from: arena (segments of cuMemAlloc, cut and coalesced by gpumem)
-		 * or cuda-async (CUDA's stream-ordered pool, a block of it per buffer; segment-size does not apply).
+		 * Where the pool's memory comes from: arena (gpumem cuts and coalesces blocks in segments, as the segments
+		 * property says) or cuda-async (CUDA's stream-ordered pool, a block of it per buffer).
 		 */
 		private DeviceAllocator allocator = DeviceAllocator.ARENA;
 

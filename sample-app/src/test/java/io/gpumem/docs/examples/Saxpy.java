@@ -3,6 +3,7 @@ package io.gpumem.docs.examples;
 import java.io.IOException;
 
 import org.springframework.beans.factory.annotation.Value;
+import org.springframework.boot.autoconfigure.condition.ConditionalOnProperty;
 import org.springframework.core.io.Resource;
 import org.springframework.stereotype.Service;
 
@@ -16,6 +17,7 @@ import io.gpumem.transfer.Transfers;
 
 // tag::readme[]
 @Service
+@ConditionalOnProperty(name = "gpumem.backend", havingValue = "cuda")   // the host backend runs no PTX
 class Saxpy {
 
 	private final GpuBackend backend;
@@ -23,7 +25,7 @@ class Saxpy {
 	private final Transfers transfers;
 	private final CudaKernel kernel;
 
-	Saxpy(GpuBackend backend, MemoryPool pool, Transfers transfers, @Value("classpath:saxpy.ptx") Resource ptx)
+	Saxpy(GpuBackend backend, MemoryPool pool, Transfers transfers, @Value("classpath:kernels/saxpy.ptx") Resource ptx)
 			throws IOException {
 		this.backend = backend;
 		this.pool = pool;

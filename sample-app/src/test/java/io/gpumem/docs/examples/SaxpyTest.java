@@ -6,39 +6,31 @@ import org.springframework.beans.factory.annotation.Autowired;
 import org.springframework.boot.test.context.SpringBootTest;
 import org.springframework.boot.test.context.TestConfiguration;
 import org.springframework.context.annotation.Bean;
-import org.springframework.core.io.ClassPathResource;
 
-import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaDriver;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.sample.SampleApplication;
 import io.gpumem.sample.kernels.FakeCudaKernels;
-import io.gpumem.transfer.Transfers;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** The README's service, as written there, on the CUDA backend over the fake driver with the sample's kernels. */
-@SpringBootTest(classes = { SampleApplication.class, SaxpyTest.FakeCuda.class },
+/** The README's service, as written there and wired by Spring, on the CUDA backend over the fake driver. */
+@SpringBootTest(classes = { SampleApplication.class, Saxpy.class, SaxpyTest.FakeCuda.class },
 		webEnvironment = SpringBootTest.WebEnvironment.NONE, properties = "gpumem.backend=cuda")
 class SaxpyTest {
 
 	@Autowired
-	private GpuBackend backend;
+	private Saxpy saxpy;
 
 	@Autowired
 	private MemoryPool pool;
 
-	@Autowired
-	private Transfers transfers;
-
 	@Test
-	void theReadmeServiceComputesOnPooledBuffersAndGivesThemBack() throws Exception {
-		Saxpy saxpy = new Saxpy(this.backend, this.pool, this.transfers,
-				new ClassPathResource("kernels/sample_kernels.ptx"));
+	void theReadmeServiceComputesOnPooledBuffersAndGivesThemBack() {
 		long inUse = this.pool.statistics().inUseBytes();
 
 		float[] y = { 10, 20, 30 };
-		float[] result = saxpy.saxpy(2, new float[] { 1, 2, 3 }, y);
+		float[] result = this.saxpy.saxpy(2, new float[] { 1, 2, 3 }, y);
 
 		assertThat(result).isSameAs(y).containsExactly(12, 24, 36);
 		assertThat(this.pool.statistics().inUseBytes()).isEqualTo(inUse);

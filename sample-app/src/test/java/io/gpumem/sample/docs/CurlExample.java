@@ -11,8 +11,9 @@ import java.util.regex.Pattern;
 
 /**
  * A {@code curl} line of the docs, with the answer shown under it: the subset of curl and of the shell the
- * docs write ({@code -s}, {@code -X}, {@code -H}, {@code -d}, quotes, {@code $VAR}, a trailing comment), so
- * that a test sends the request as curl would and holds the answer to what the page shows.
+ * docs write ({@code -s}, {@code -X}, {@code -H}, {@code -d} with curl's form content type unless a header
+ * names another, quotes, {@code $VAR}, a trailing comment), so that a test sends the request as curl would and
+ * holds the answer to what the page shows.
  */
 record CurlExample(String where, String method, String target, Map<String, String> headers, String body,
 		Answer answer) {
@@ -59,10 +60,18 @@ record CurlExample(String where, String method, String target, Map<String, Strin
 		if (method == null) {
 			method = (body != null) ? "POST" : "GET";
 		}
-		Matcher shown = (next != null) ? ANSWER.matcher(next) : null;
-		Answer answer = (shown != null && shown.matches())
-				? new Answer((shown.group(1) != null) ? Integer.parseInt(shown.group(1)) : 0, shown.group(2).trim())
-				: null;
+		Answer answer = null;
+		if (next != null && next.trim().startsWith("#")) {
+			Matcher shown = ANSWER.matcher(next);
+			if (!shown.matches()) {
+				throw new IllegalArgumentException(where + ": the line under a curl example is its answer, written"
+						+ " '#   [status ]body': " + next);
+			}
+			answer = new Answer((shown.group(1) != null) ? Integer.parseInt(shown.group(1)) : 0, shown.group(2).trim());
+		}
+		if (body != null) {
+			headers.putIfAbsent("Content-Type", "application/x-www-form-urlencoded");
+		}
 		return new CurlExample(where, method, target, Map.copyOf(headers), body, answer);
 	}
 
@@ -121,7 +130,7 @@ record CurlExample(String where, String method, String target, Map<String, Strin
 			}
 			else if (c == '$') {
 				int end = i + 1;
-				while (end < line.length() && Character.isLetterOrDigit(line.charAt(end))) {
+				while (end < line.length() && String.valueOf(line.charAt(end)).matches("\\w")) {
 					end++;
 				}
 				word.append(expand(line.substring(i, end), variables));

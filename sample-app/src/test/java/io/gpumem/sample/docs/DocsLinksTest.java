@@ -60,7 +60,8 @@ class DocsLinksTest {
 
 	/** The anchors a Markdown renderer gives a page's headings: lower case, words joined by hyphens. */
 	private static List<String> anchors(Path page) {
-		return DocPages.read(page).stream().filter((line) -> line.startsWith("#"))
+		List<String> code = DocPages.blocks(page).stream().flatMap((block) -> block.lines().stream()).toList();
+		return DocPages.read(page).stream().filter((line) -> line.startsWith("#") && !code.contains(line))
 			.map((line) -> line.replaceFirst("^#+\\s*", "").toLowerCase(Locale.ROOT)
 				.replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-'))
 			.toList();

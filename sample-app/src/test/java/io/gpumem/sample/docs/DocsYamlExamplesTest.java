@@ -21,9 +21,10 @@ import io.gpumem.sample.SampleApplication;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The sample starts on the host backend with every {@code application.yml} example of the README and the docs:
- * so that a user who copies one gets what the page says, not a misspelt key or a value that stops startup
- * ({@code gpumem.*} binds no unknown field).
+ * The sample starts on the host backend with every {@code application.yml} example of the README and the docs
+ * (a YAML block whose first line is a comment is another file, such as {@code prometheus.yml}): so that a user
+ * who copies one gets what the page says, not a misspelt key or a value that stops startup ({@code gpumem.*}
+ * binds no unknown field).
  */
 class DocsYamlExamplesTest {
 
@@ -33,7 +34,7 @@ class DocsYamlExamplesTest {
 		for (Path page : DocPages.all()) {
 			for (DocPages.Block block : DocPages.blocks(page)) {
 				String yaml = String.join("\n", block.lines());
-				if (block.language().equals("yaml") && (yaml.startsWith("gpumem:") || yaml.startsWith("management:"))) {
+				if (block.language().startsWith("y") && !yaml.startsWith("# ")) {
 					tests.add(DynamicTest.dynamicTest(block.where(0), () -> check(block, yaml)));
 				}
 			}
@@ -46,9 +47,8 @@ class DocsYamlExamplesTest {
 		PropertySource<?> source = new YamlPropertySourceLoader()
 			.load(block.where(0), new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8))).get(0);
 		try (ConfigurableApplicationContext sample = new SpringApplicationBuilder(SampleApplication.class)
-			.properties("gpumem.backend=host", "server.port=0")
 			.initializers((context) -> context.getEnvironment().getPropertySources().addFirst(source))
-			.run()) {
+			.run("--gpumem.backend=host", "--server.port=0")) {
 			assertThat(sample.isActive()).isTrue();
 		}
 	}
