@@ -8,6 +8,13 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.springframework.boot.builder.SpringApplicationBuilder;
+import org.springframework.context.ConfigurableApplicationContext;
+import org.springframework.core.env.CommandLinePropertySource;
+import org.springframework.core.env.PropertySource;
+
+import io.gpumem.sample.SampleApplication;
+
 /** The README and the pages under {@code docs/}, read as the fenced code blocks they hold. */
 final class DocPages {
 
@@ -57,6 +64,26 @@ final class DocPages {
 		catch (IOException ex) {
 			throw new UncheckedIOException(ex);
 		}
+	}
+
+	/**
+	 * The sample as the docs' examples run against it, started with a page's {@code arguments} and, where not
+	 * null, an {@code example} of application properties: on the host backend unless the arguments name one
+	 * (arguments outrank the example, as on a command line), on a free port.
+	 */
+	static ConfigurableApplicationContext startSample(List<String> arguments, PropertySource<?> example) {
+		List<String> args = new ArrayList<>(arguments);
+		if (args.stream().noneMatch((arg) -> arg.startsWith("--gpumem.backend="))) {
+			args.add("--gpumem.backend=host");
+		}
+		args.add("--server.port=0");
+		SpringApplicationBuilder sample = new SpringApplicationBuilder(SampleApplication.class);
+		if (example != null) {
+			sample.initializers((context) -> context.getEnvironment()
+				.getPropertySources()
+				.addAfter(CommandLinePropertySource.COMMAND_LINE_PROPERTY_SOURCE_NAME, example));
+		}
+		return sample.run(args.toArray(String[]::new));
 	}
 
 	/** Where a page is, as a message names it. */

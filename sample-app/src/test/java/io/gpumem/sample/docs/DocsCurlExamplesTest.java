@@ -17,10 +17,7 @@ import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
-
-import io.gpumem.sample.SampleApplication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -33,6 +30,9 @@ class DocsCurlExamplesTest {
 	/** A page's command that starts the sample, with the arguments the examples after it run under. */
 	private static final Pattern START = Pattern
 		.compile("java\\s(.*)-jar\\s+sample-app/target/sample-app-\\S+\\.jar(.*)");
+
+	/** A curl example, written as a command or after a prompt. */
+	private static final Pattern CURL = Pattern.compile("(?:\\$ )?(curl .*)");
 
 	private static final Pattern VARIABLE = Pattern.compile("([A-Za-z_][A-Za-z0-9_]*)='([^']*)'");
 
@@ -66,6 +66,7 @@ class DocsCurlExamplesTest {
 					String line = block.lines().get(i).trim();
 					Matcher start = START.matcher(line);
 					Matcher variable = VARIABLE.matcher(line);
+					Matcher curl = CURL.matcher(line);
 					if (start.find()) {
 						close(sample);
 						sample = start(start.group(1).replaceAll("(^|\\s)-D", "$1--").replaceAll("(^|\\s)-X\\S*", " ")
@@ -74,9 +75,9 @@ class DocsCurlExamplesTest {
 					else if (variable.matches()) {
 						variables.put(variable.group(1), variable.group(2));
 					}
-					else if (line.startsWith("curl ")) {
+					else if (curl.matches()) {
 						String next = (i + 1 < block.lines().size()) ? block.lines().get(i + 1) : null;
-						CurlExample example = CurlExample.parse(block.where(i), line, next, variables);
+						CurlExample example = CurlExample.parse(block.where(i), curl.group(1), next, variables);
 						sample = (sample != null) ? sample : start("");
 						String mismatch = send(example, port(sample));
 						if (mismatch != null) {
@@ -97,15 +98,9 @@ class DocsCurlExamplesTest {
 		return example.mismatch(response.statusCode(), response.body());
 	}
 
-	/** The sample on the host backend (unless the page names one) and a free port, with the page's arguments. */
 	private static ConfigurableApplicationContext start(String arguments) {
-		List<String> args = new ArrayList<>(Arrays.asList(arguments.trim().split("\\s+")));
-		args.removeIf(String::isEmpty);
-		if (args.stream().noneMatch((arg) -> arg.startsWith("--gpumem.backend="))) {
-			args.add("--gpumem.backend=host");
-		}
-		args.add("--server.port=0");
-		return new SpringApplicationBuilder(SampleApplication.class).run(args.toArray(String[]::new));
+		return DocPages.startSample(Arrays.stream(arguments.trim().split("\\s+")).filter((arg) -> !arg.isEmpty())
+			.toList(), null);
 	}
 
 	private static int port(ConfigurableApplicationContext sample) {
@@ -123,7 +118,7 @@ class DocsCurlExamplesTest {
 	}
 
 	private static boolean hasCurl(List<String> lines) {
-		return lines.stream().anyMatch((line) -> line.trim().matches("(\\$ )?curl .*"));
+		return lines.stream().anyMatch((line) -> CURL.matcher(line.trim()).matches());
 	}
 
 }

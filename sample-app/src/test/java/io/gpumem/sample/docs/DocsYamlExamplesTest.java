@@ -10,13 +10,10 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.DynamicTest;
 import org.junit.jupiter.api.TestFactory;
 
-import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.boot.env.YamlPropertySourceLoader;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.PropertySource;
 import org.springframework.core.io.ByteArrayResource;
-
-import io.gpumem.sample.SampleApplication;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -34,7 +31,7 @@ class DocsYamlExamplesTest {
 		for (Path page : DocPages.all()) {
 			for (DocPages.Block block : DocPages.blocks(page)) {
 				String yaml = String.join("\n", block.lines());
-				if (block.language().startsWith("y") && !yaml.startsWith("# ")) {
+				if (block.language().matches("ya?ml") && !yaml.startsWith("# ")) {
 					tests.add(DynamicTest.dynamicTest(block.where(0), () -> check(block, yaml)));
 				}
 			}
@@ -46,9 +43,7 @@ class DocsYamlExamplesTest {
 	private static void check(DocPages.Block block, String yaml) throws IOException {
 		PropertySource<?> source = new YamlPropertySourceLoader()
 			.load(block.where(0), new ByteArrayResource(yaml.getBytes(StandardCharsets.UTF_8))).get(0);
-		try (ConfigurableApplicationContext sample = new SpringApplicationBuilder(SampleApplication.class)
-			.initializers((context) -> context.getEnvironment().getPropertySources().addFirst(source))
-			.run("--gpumem.backend=host", "--server.port=0")) {
+		try (ConfigurableApplicationContext sample = DocPages.startSample(List.of(), source)) {
 			assertThat(sample.isActive()).isTrue();
 		}
 	}
