@@ -13,7 +13,7 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
 /**
  * Where an {@link Arena}'s segments come from, and which free spans each joins: allocations in steps of the
  * segment size, or, over an allocator with an {@link AddressSpace}, ranges as large as the allocator's memory,
- * mapped a granule at a time, small spans in ranges apart from large ones.
+ * mapped a granule at a time, the front's spans in ranges apart from the others.
  */
 final class SegmentSource {
 
@@ -25,12 +25,13 @@ final class SegmentSource {
 	/** The segment step: the segment size, or the granule. */
 	final long step;
 
-	/** The free spans of half a step or less. */
+	/** The free spans of the front's classes ({@link CachePolicy#FRONT_LIMIT}), whose blocks the free lists keep. */
 	final FreeSpans small = new FreeSpans();
 
 	/**
-	 * The free spans of larger requests: in ranges apart from the small ones, so that a small block pins no granule
-	 * among large ones (PyTorch's small and large pools); the same spans over allocations.
+	 * The free spans of larger requests, lent and given back: in ranges apart from the front's, so that a block the
+	 * free lists keep pins no granule among them (PyTorch's small and large pools, split by lifetime); the same spans
+	 * over allocations.
 	 */
 	final FreeSpans large;
 
@@ -49,7 +50,7 @@ final class SegmentSource {
 
 	/** The free spans a span of {@code size} bytes is cut from. */
 	FreeSpans spans(long size) {
-		return (size <= this.step / 2) ? this.small : this.large;
+		return (size <= CachePolicy.FRONT_LIMIT) ? this.small : this.large;
 	}
 
 	/** Bytes of the free spans, mapped or not. */

@@ -129,6 +129,26 @@ class ExpandableSegmentsTest {
 	}
 
 	/**
+	 * A block of the front's classes, which the free lists keep once closed, is cut in a range apart from a
+	 * larger block's, however small that is: the one never pins a granule the other's free span could give back.
+	 */
+	@Test
+	void aBlockTheFreeListsKeepSharesNoGranuleWithALargerBlock() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = pool(backend);
+		try (PooledBuffer kept = pool.acquire(CachePolicy.FRONT_LIMIT);
+				PooledBuffer lent = pool.acquire(CachePolicy.FRONT_LIMIT + 1)) {
+			assertThat(pool.snapshot().orElseThrow().segments()).hasSize(2).allSatisfy((segment) -> {
+				assertThat(segment.bytes()).isEqualTo(GRANULE);
+				assertThat(segment.blocks()).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT)
+					.hasSize(1);
+			});
+		}
+		pool.close();
+		backend.close();
+	}
+
+	/**
 	 * A block freed long ago whose free span its neighbour, freed since, has joined: an idle trim (after 400 ms)
 	 * still unmaps its granules. Slower scheduling can only make the neighbour idle too.
 	 */
