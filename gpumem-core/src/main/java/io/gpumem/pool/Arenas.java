@@ -18,6 +18,13 @@ final class Arenas implements Tier {
 	/** The most shards: each holds at least a partly used granule of its own at the end of its ranges. */
 	static final int MAX_SHARDS = 8;
 
+	/**
+	 * The most blocks in a row a thread takes from other shards' memory before its own shard grows instead. Taking
+	 * another shard's fit saves mapping more, but a thread that keeps finding one (the free half of a granule
+	 * another thread cycles through) would share that shard's lock for as long as the two run.
+	 */
+	static final int MAX_FOREIGN_TAKES = 64;
+
 	private final Arena[] shards;
 
 	/** The bytes every shard holds of the device, read on every close. */
@@ -37,12 +44,26 @@ final class Arenas implements Tier {
 		return this.shards[0].expandable();
 	}
 
-	/** A block cut from what a shard holds, stripe {@code home}'s first; null when none has a fit. */
+	/**
+	 * A block cut from what a shard holds, stripe {@code home}'s first; null when none has a fit, or when the
+	 * calling thread's last {@value #MAX_FOREIGN_TAKES} blocks all came from other shards: it then grows its own, so
+	 * that two threads taking one size do not meet on one shard's lock for good.
+	 */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		for (int i = 0; i < this.shards.length; i++) {
-			Block block = shard(home + i).take(classIndex, size, home);
+		Block block = shard(home).take(classIndex, size, home);
+		if (this.shards.length == 1) {
+			return block;
+		}
+		ThreadState thread = ThreadState.current();
+		if (block != null || thread.foreignTakes >= MAX_FOREIGN_TAKES) {
+			thread.foreignTakes = 0;
+			return block;
+		}
+		for (int i = 1; i < this.shards.length; i++) {
+			block = shard(home + i).take(classIndex, size, home);
 			if (block != null) {
+				thread.foreignTakes++;
 				return block;
 			}
 		}

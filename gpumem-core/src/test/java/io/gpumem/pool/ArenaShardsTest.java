@@ -82,6 +82,32 @@ class ArenaShardsTest {
 		assertThat(this.pool.reservedBytes()).isZero();
 	}
 
+	/**
+	 * A thread whose blocks keep fitting in the free half of another thread's granule takes them from that shard
+	 * {@value Arenas#MAX_FOREIGN_TAKES} times in a row, then maps a granule of its own and stays on its own shard.
+	 */
+	@Test
+	void aThreadThatKeepsTakingFromAnotherShardGrowsItsOwn() {
+		PooledBuffer held = on(this.first, () -> this.pool.acquire(MIB));
+		long allocations = this.physical.statistics().totalCount();
+		on(this.second, () -> cycle(Arenas.MAX_FOREIGN_TAKES));
+		assertThat(this.physical.statistics().totalCount()).as("the free half of the first thread's granule")
+			.isEqualTo(allocations);
+		on(this.second, () -> cycle(Arenas.MAX_FOREIGN_TAKES));
+		assertThat(this.physical.statistics().totalCount() - allocations).as("one granule of its own").isEqualTo(1);
+		assertThat(this.pool.statistics().segments().addressBytes()).as("a range in each thread's shard")
+			.isEqualTo(2 * 256 * MIB);
+		held.close();
+		this.pool.trim(0);
+		assertThat(this.pool.reservedBytes()).isZero();
+	}
+
+	private void cycle(int times) {
+		for (int i = 0; i < times; i++) {
+			this.pool.acquire(MIB).close();
+		}
+	}
+
 	private static <T> T on(ExecutorService thread, Callable<T> task) {
 		return CompletableFuture.supplyAsync(() -> {
 			try {
