@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
@@ -46,8 +47,8 @@ final class Arenas implements Tier {
 
 	/**
 	 * A block cut from what a shard holds, stripe {@code home}'s first; null when none has a fit, or when the
-	 * calling thread's last {@value #MAX_FOREIGN_TAKES} blocks all came from other shards: it then grows its own, so
-	 * that two threads taking one size do not meet on one shard's lock for good.
+	 * calling thread's last {@value #MAX_FOREIGN_TAKES} blocks all came from other shards: it then grows its own
+	 * ({@link #allocate}), so that two threads taking one size do not meet on one shard's lock for good.
 	 */
 	@Override
 	public Block take(int classIndex, long size, int home) {
@@ -60,25 +61,32 @@ final class Arenas implements Tier {
 			thread.foreignTakes = 0;
 			return block;
 		}
-		for (int i = 1; i < this.shards.length; i++) {
-			block = shard(home + i).take(classIndex, size, home);
-			if (block != null) {
-				thread.foreignTakes++;
-				return block;
-			}
+		block = takeFromOthers(classIndex, size, home);
+		if (block != null) {
+			thread.foreignTakes++;
 		}
-		return null;
+		return block;
 	}
 
 	/**
 	 * A block from stripe {@code home}'s shard, mapping or allocating as needed; what it maps, the other shards make
-	 * up for by unmapping their free granules.
-	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
+	 * up for by unmapping their free granules. Where the allocator refuses, a fit another shard holds still serves.
+	 * @throws GpuOutOfMemoryException if the allocator refuses and no shard has a fit
 	 */
 	Block allocate(int classIndex, long size, int home) {
 		Arena own = shard(home);
 		long before = own.segmentBytes();
-		Block block = own.allocate(classIndex, size);
+		Block block;
+		try {
+			block = own.allocate(classIndex, size);
+		}
+		catch (GpuOutOfMemoryException ex) {
+			block = takeFromOthers(classIndex, size, home);
+			if (block == null) {
+				throw ex;
+			}
+			return block;
+		}
 		long grown = own.segmentBytes() - before;
 		for (int i = 1; i < this.shards.length && grown > 0; i++) {
 			grown -= shard(home + i).unmapFree(grown);
@@ -86,10 +94,21 @@ final class Arenas implements Tier {
 		return block;
 	}
 
+	/** A block cut from what the shards other than stripe {@code home}'s hold; null when none has a fit. */
+	private Block takeFromOthers(int classIndex, long size, int home) {
+		for (int i = 1; i < this.shards.length; i++) {
+			Block block = shard(home + i).take(classIndex, size, home);
+			if (block != null) {
+				return block;
+			}
+		}
+		return null;
+	}
+
 	/**
 	 * Makes room for {@code count} free spans of {@code size} bytes in the first shard, a warm-up: new fixed
 	 * segments, or granules mapped by lending the spans and freeing them at {@code stamp}.
-	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses (what was made before stays)
+	 * @throws GpuOutOfMemoryException if the allocator refuses (what was made before stays)
 	 */
 	void grow(long size, int count, long stamp) {
 		Arena first = this.shards[0];

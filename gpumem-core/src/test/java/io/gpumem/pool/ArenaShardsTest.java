@@ -102,6 +102,19 @@ class ArenaShardsTest {
 		assertThat(this.pool.reservedBytes()).isZero();
 	}
 
+	/** On a full device, a thread whose own shard cannot grow still takes another shard's fit, however often. */
+	@Test
+	void aThreadWhoseShardCannotGrowTakesAnotherShardsFit() {
+		PooledBuffer small = on(this.first, () -> this.pool.acquire(MIB));
+		PooledBuffer large = on(this.first, () -> this.pool.acquire(254 * MIB));
+		assertThat(this.backend.memoryInfo().freeBytes()).as("the device full, 1 MiB of it free in a granule")
+			.isZero();
+		on(this.second, () -> cycle(2 * Arenas.MAX_FOREIGN_TAKES));
+		assertThat(this.pool.reservedBytes()).isEqualTo(256 * MIB);
+		small.close();
+		large.close();
+	}
+
 	private void cycle(int times) {
 		for (int i = 0; i < times; i++) {
 			this.pool.acquire(MIB).close();
