@@ -5,19 +5,20 @@ import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
 
 import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The tier behind a pool's size classes, or one shard of it ({@link Arenas}): segments cut into spans
- * ({@link FreeSpans}), so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's
- * coalescing pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules
- * are mapped as its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives
- * back every free granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given
- * back only whole. One lock guards the spans; a new allocation or range is made outside it, by one thread at a
- * time, while those that find no fit look again before they grow too.
+ * The tier behind a pool's size classes, or one shard of it ({@link Arenas}): segments cut into spans ({@link
+ * FreeSpans}), so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's coalescing
+ * pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules are mapped as
+ * its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives back every free
+ * granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given back only whole.
+ * One lock guards the spans; a new allocation or range is made outside it, by one thread at a time, while those
+ * that find no fit look again before they grow too.
  */
 final class Arena implements Tier {
 
@@ -45,12 +46,9 @@ final class Arena implements Tier {
 	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
 	private volatile long addressBytes;
 
-	/**
-	 * An arena whose segments are {@code segmentStep} bytes, or multiples of it for spans above half of it; over an
-	 * allocator with an address space, ranges as large as the allocator's memory, mapped a granule at a time.
-	 */
-	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held) {
-		this.source = new SegmentSource(allocator, segmentStep, this);
+	/** An arena of the segments {@link SegmentSource} makes, the blocks of the classes {@code kept} apart. */
+	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate kept) {
+		this.source = new SegmentSource(allocator, segmentStep, this, kept);
 		this.counters = counters;
 		this.held = held;
 	}
@@ -84,7 +82,7 @@ final class Arena implements Tier {
 			synchronized (this.growing) {
 				block = takeBlock(classIndex, spanSize, false);
 				if (block == null) {
-					block = cutFromNew(this.source.make(spanSize), classIndex, spanSize);
+					block = cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
 				}
 			}
 		}
@@ -100,7 +98,7 @@ final class Arena implements Tier {
 		long spanSize = spanSize(size);
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
-			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize);
+			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize, -1);
 			synchronized (this) {
 				addSegment(segment);
 			}
@@ -201,7 +199,7 @@ final class Arena implements Tier {
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private synchronized Block takeBlock(int classIndex, long size, boolean mappedOnly) {
-		Span fit = this.source.spans(size).fit(size, mappedOnly);
+		Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
 		return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex) : null;
 	}
 

@@ -3,6 +3,7 @@ package io.gpumem.pool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
 
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
@@ -10,9 +11,9 @@ import io.gpumem.memory.MemoryAllocator;
 /**
  * The arena behind a pool's classes, over expandable segments as shards that the requesting thread's stripe picks,
  * each with its own lock, ranges and spans, so that requests above the free lists do not queue on one lock (RMM's
- * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more, and
- * the granules a shard maps are offset by free ones the others unmap, so that no shard strands memory. Over fixed
- * segments, which go back only whole, one shard.
+ * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up
+ * to {@value #MAX_FOREIGN_TAKES} in a row), and the granules a shard maps are offset by free ones the others unmap,
+ * so that no shard strands memory. Over fixed segments, which go back only whole, one shard.
  */
 final class Arenas implements Tier {
 
@@ -31,12 +32,15 @@ final class Arenas implements Tier {
 	/** The bytes every shard holds of the device, read on every close. */
 	private final AtomicLong held = new AtomicLong();
 
-	/** An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise. */
-	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters) {
+	/**
+	 * An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise.
+	 * {@code kept}: the classes whose blocks the free lists keep.
+	 */
+	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters, IntPredicate kept) {
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
 		for (int i = 0; i < count; i++) {
-			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held);
+			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held, kept);
 		}
 	}
 
@@ -47,8 +51,8 @@ final class Arenas implements Tier {
 
 	/**
 	 * A block cut from what a shard holds, stripe {@code home}'s first; null when none has a fit, or when the
-	 * calling thread's last {@value #MAX_FOREIGN_TAKES} blocks all came from other shards: it then grows its own
-	 * ({@link #allocate}), so that two threads taking one size do not meet on one shard's lock for good.
+	 * calling thread's last {@value #MAX_FOREIGN_TAKES} takes from the arena all came from other shards: it then
+	 * grows its own ({@link #allocate}).
 	 */
 	@Override
 	public Block take(int classIndex, long size, int home) {

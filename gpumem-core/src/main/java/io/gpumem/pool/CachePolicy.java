@@ -40,9 +40,12 @@ final class CachePolicy {
 		this.maxBytes = config.maxCachedBytes();
 	}
 
-	/** Whether closed blocks of the class stay cached in the free lists rather than going back to the arena. */
+	/**
+	 * Whether closed blocks of the class (-1 above the top: never) stay cached in the free lists rather than going
+	 * back to the arena.
+	 */
 	boolean front(int classIndex) {
-		return this.front[classIndex];
+		return classIndex >= 0 && this.front[classIndex];
 	}
 
 	/** Whether a miss of the class may take a cached block of the next class. */

@@ -1,6 +1,7 @@
 package io.gpumem.pool;
 
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.IntPredicate;
 
 import io.gpumem.memory.AddressSpace;
 import io.gpumem.memory.Allocation;
@@ -13,7 +14,7 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
 /**
  * Where an {@link Arena}'s segments come from, and which free spans each joins: allocations in steps of the
  * segment size, or, over an allocator with an {@link AddressSpace}, ranges as large as the allocator's memory,
- * mapped a granule at a time, the front's spans in ranges apart from the others.
+ * mapped a granule at a time, the blocks the free lists keep in ranges apart from the others.
  */
 final class SegmentSource {
 
@@ -25,37 +26,41 @@ final class SegmentSource {
 	/** The segment step: the segment size, or the granule. */
 	final long step;
 
-	/** The free spans of the front's classes ({@link CachePolicy#FRONT_LIMIT}), whose blocks the free lists keep. */
-	final FreeSpans small = new FreeSpans();
+	/** The free spans of the classes whose blocks the free lists keep. */
+	final FreeSpans kept = new FreeSpans();
 
 	/**
-	 * The free spans of larger requests, lent and given back: in ranges apart from the front's, so that a block the
-	 * free lists keep pins no granule among them (PyTorch's small and large pools, split by lifetime); the same spans
-	 * over allocations.
+	 * The free spans of every other block, lent and given back: in ranges apart from the kept ones, so that a block
+	 * the free lists keep pins no granule among them (PyTorch's small and large pools, split by lifetime); the same
+	 * spans over allocations.
 	 */
-	final FreeSpans large;
+	final FreeSpans others;
 
 	private final AtomicLong nextId = new AtomicLong();
 
 	/** The arena the segments are made for. */
 	private final Arena arena;
 
-	SegmentSource(MemoryAllocator allocator, long segmentStep, Arena arena) {
+	/** Whether the free lists keep the blocks of a class (-1 above the top). */
+	private final IntPredicate keeps;
+
+	SegmentSource(MemoryAllocator allocator, long segmentStep, Arena arena, IntPredicate keeps) {
 		this.arena = arena;
+		this.keeps = keeps;
 		this.allocator = allocator;
 		this.space = allocator.addressSpace();
 		this.step = (this.space != null) ? this.space.granularity() : segmentStep;
-		this.large = (this.space != null) ? new FreeSpans() : this.small;
+		this.others = (this.space != null) ? new FreeSpans() : this.kept;
 	}
 
-	/** The free spans a span of {@code size} bytes is cut from. */
-	FreeSpans spans(long size) {
-		return (size <= CachePolicy.FRONT_LIMIT) ? this.small : this.large;
+	/** The free spans a block of the class (-1 above the top) is cut from. */
+	FreeSpans spans(int classIndex) {
+		return this.keeps.test(classIndex) ? this.kept : this.others;
 	}
 
 	/** Bytes of the free spans, mapped or not. */
 	long freeBytes() {
-		return this.small.bytes() + ((this.large != this.small) ? this.large.bytes() : 0);
+		return this.kept.bytes() + ((this.others != this.kept) ? this.others.bytes() : 0);
 	}
 
 	/** The size of a segment made for a span of {@code spanSize} bytes. */
@@ -69,11 +74,11 @@ final class SegmentSource {
 	}
 
 	/**
-	 * A new segment for a span of {@code spanSize} bytes: a range reserved, or an allocation, only of the span's
-	 * size when the allocator refuses a whole segment.
+	 * A new segment for a span of {@code spanSize} bytes of a class (-1 above the top): a range reserved, or an
+	 * allocation, only of the span's size when the allocator refuses a whole segment.
 	 * @throws GpuOutOfMemoryException if the allocator refuses even that, or the span is larger than a range
 	 */
-	Span.Segment make(long spanSize) {
+	Span.Segment make(long spanSize, int classIndex) {
 		if (this.space != null) {
 			if (spanSize > this.space.maxRangeBytes()) {
 				throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(MemoryKind.DEVICE, spanSize,
@@ -81,27 +86,28 @@ final class SegmentSource {
 								+ ByteSizes.format(this.space.maxRangeBytes())));
 			}
 			Granules granules = new Granules(this.space.reserve(segmentSize(spanSize)), this.step);
-			return segment(null, granules, granules.range.size(), spanSize);
+			return segment(null, granules, granules.range.size(), classIndex);
 		}
 		long segmentSize = segmentSize(spanSize);
 		if (segmentSize > spanSize) {
 			try {
-				return allocation(segmentSize, spanSize);
+				return allocation(segmentSize, classIndex);
 			}
 			catch (GpuOutOfMemoryException ex) {
 				// a device too full for a whole segment may still hold the request
 			}
 		}
-		return allocation(spanSize, spanSize);
+		return allocation(spanSize, classIndex);
 	}
 
-	private Span.Segment allocation(long bytes, long spanSize) {
+	private Span.Segment allocation(long bytes, int classIndex) {
 		Allocation allocation = this.allocator.allocate(bytes);
-		return segment(allocation, null, allocation.size(), spanSize);
+		return segment(allocation, null, allocation.size(), classIndex);
 	}
 
-	private Span.Segment segment(Allocation allocation, Granules granules, long size, long spanSize) {
-		return new Span.Segment(this.arena, allocation, granules, size, spans(spanSize), this.nextId.getAndIncrement());
+	private Span.Segment segment(Allocation allocation, Granules granules, long size, int classIndex) {
+		return new Span.Segment(this.arena, allocation, granules, size, spans(classIndex),
+				this.nextId.getAndIncrement());
 	}
 
 }

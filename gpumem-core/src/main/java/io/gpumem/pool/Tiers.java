@@ -46,14 +46,14 @@ final class Tiers {
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
 		this.arena = new Arenas(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
-				config.stripes(), counters);
+				config.stripes(), counters, this.policy::front);
 		this.large = new LargeBlocks(allocator, counters);
 		this.front = new FreeLists(this.ladder, config.stripes(), counters, this.arena, this.large);
 	}
 
 	/** The bytes a request of a class (-1 above the top) asks of the tiers: its class up to the front's limit, else its size. */
 	long blockSize(int classIndex, long bytes) {
-		return (classIndex >= 0 && this.policy.front(classIndex)) ? this.ladder.size(classIndex) : bytes;
+		return this.policy.front(classIndex) ? this.ladder.size(classIndex) : bytes;
 	}
 
 	/**
@@ -61,7 +61,7 @@ final class Tiers {
 	 * and for a class the free lists keep, takes a cached block of it; null when there is none.
 	 */
 	Block hit(int classIndex, long bytes, int home) {
-		if (classIndex >= 0 && this.policy.front(classIndex)) {
+		if (this.policy.front(classIndex)) {
 			return this.front.acquire(classIndex, bytes, home);
 		}
 		this.front.countRequest(classIndex, bytes, home);
@@ -166,7 +166,7 @@ final class Tiers {
 	 * an allocation of its own, which the allocator gets back when it is not kept.
 	 */
 	private long cachedAgainst(int classIndex) {
-		return (classIndex >= 0 && this.policy.front(classIndex)) ? cachedAboveArena() : cachedBytes();
+		return this.policy.front(classIndex) ? cachedAboveArena() : cachedBytes();
 	}
 
 	/**

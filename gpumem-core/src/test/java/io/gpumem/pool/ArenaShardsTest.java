@@ -84,7 +84,7 @@ class ArenaShardsTest {
 
 	/**
 	 * A thread whose blocks keep fitting in the free half of another thread's granule takes them from that shard
-	 * {@value Arenas#MAX_FOREIGN_TAKES} times in a row, then maps a granule of its own and stays on its own shard.
+	 * {@value Arenas#MAX_FOREIGN_TAKES} times in a row, then maps a granule of its own.
 	 */
 	@Test
 	void aThreadThatKeepsTakingFromAnotherShardGrowsItsOwn() {

@@ -29,7 +29,8 @@ class ArenaTest {
 
 	private final PoolCounters counters = new PoolCounters(1, 1);
 
-	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, new AtomicLong());
+	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, new AtomicLong(),
+			(classIndex) -> false);
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
@@ -111,7 +112,7 @@ class ArenaTest {
 	@Test
 	void aSegmentRefusedWholeFallsBackToTheRequestsSize() {
 		Arena tight = new Arena(new LimitingAllocator(this.allocator, SEGMENT / 2), SEGMENT, this.counters,
-				new AtomicLong());
+				new AtomicLong(), (classIndex) -> false);
 		Span span = tight.allocate(0, 10 * KIB).span;
 		assertThat(span.segment.allocation.size()).isEqualTo(10 * KIB);
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB));

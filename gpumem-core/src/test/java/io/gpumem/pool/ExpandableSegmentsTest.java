@@ -129,15 +129,21 @@ class ExpandableSegmentsTest {
 	}
 
 	/**
-	 * A block of the front's classes, which the free lists keep once closed, is cut in a range apart from a
-	 * larger block's, however small that is: the one never pins a granule the other's free span could give back.
+	 * A block of a class the free lists keep once closed is cut in a range apart from any other block's, however
+	 * small that is: the one never pins a granule the other's free span could give back. With a ladder of 128 KiB
+	 * and 512 KiB, a 200 KiB block is no front class's, though below the front's limit.
 	 */
 	@Test
-	void aBlockTheFreeListsKeepSharesNoGranuleWithALargerBlock() {
+	void aBlockTheFreeListsKeepSharesNoGranuleWithAnyOther() {
+		assertKeptApart(PoolConfig.builder("default"), CachePolicy.FRONT_LIMIT, CachePolicy.FRONT_LIMIT + 1);
+		assertKeptApart(PoolConfig.builder("ladder").sizeClasses(SizeClassLadder.of(128 << 10, 512 << 10)),
+				128 << 10, 200 << 10);
+	}
+
+	private static void assertKeptApart(PoolConfig.Builder config, long keptBytes, long otherBytes) {
 		GpuBackend backend = new HostBackend(256L << 20);
-		StratifiedMemoryPool pool = pool(backend);
-		try (PooledBuffer kept = pool.acquire(CachePolicy.FRONT_LIMIT);
-				PooledBuffer lent = pool.acquire(CachePolicy.FRONT_LIMIT + 1)) {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.virtualMemory().allocator(), config.build());
+		try (PooledBuffer kept = pool.acquire(keptBytes); PooledBuffer other = pool.acquire(otherBytes)) {
 			assertThat(pool.snapshot().orElseThrow().segments()).hasSize(2).allSatisfy((segment) -> {
 				assertThat(segment.bytes()).isEqualTo(GRANULE);
 				assertThat(segment.blocks()).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT)
