@@ -46,9 +46,9 @@ final class Arena implements Tier {
 	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
 	private volatile long addressBytes;
 
-	/** An arena of the segments {@link SegmentSource} makes, the blocks of the classes {@code kept} apart. */
-	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate kept) {
-		this.source = new SegmentSource(allocator, segmentStep, this, kept);
+	/** An arena of the segments {@link SegmentSource} makes, a class's blocks apart where it {@code keeps} them. */
+	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate keeps) {
+		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
 		this.counters = counters;
 		this.held = held;
 	}

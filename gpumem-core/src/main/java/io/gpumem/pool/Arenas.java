@@ -34,13 +34,13 @@ final class Arenas implements Tier {
 
 	/**
 	 * An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise.
-	 * {@code kept}: the classes whose blocks the free lists keep.
+	 * {@code keeps}: whether the free lists keep a class's blocks.
 	 */
-	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters, IntPredicate kept) {
+	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters, IntPredicate keeps) {
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
 		for (int i = 0; i < count; i++) {
-			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held, kept);
+			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held, keeps);
 		}
 	}
 
