@@ -11,7 +11,7 @@ import io.gpumem.pool.SizeClassLadder;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /**
- * Prints bytes reserved per byte requested for the default pool (classes up to 256 KiB, requests cut to
+ * Prints bytes reserved per byte requested for the default pool (classes up to 64 KiB, requests cut to
  * their size above), its default ladder alone, plain powers of two and the seed's 4×-spaced buckets, on
  * two request streams: log-uniform from 256 B to 1 MiB, and the buffers the sample's PageRank asks for,
  * request after request, on generated graphs.
@@ -30,7 +30,7 @@ public final class SizeClassWaste {
 		System.out.printf(Locale.ROOT, "%-45s %8s  %-12s %-12s%n", "ladder", "classes", "log-uniform", "PageRank");
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(1L << 20).allocator(MemoryKind.DEVICE),
 				PoolConfig.builder("waste").build())) {
-			System.out.printf(Locale.ROOT, "%-45s %8d  %-12.3f %-12.3f%n", "the pool (default; cut to size above 256 KiB)",
+			System.out.printf(Locale.ROOT, "%-45s %8d  %-12.3f %-12.3f%n", "the pool (default; cut to size above 64 KiB)",
 					pool.sizeClasses().count(), reservedOverRequested(pool, logUniform),
 					reservedOverRequested(pool, pageRank));
 		}

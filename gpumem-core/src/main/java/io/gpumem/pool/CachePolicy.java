@@ -10,8 +10,13 @@ package io.gpumem.pool;
  */
 final class CachePolicy {
 
-	/** Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena. */
-	static final long FRONT_LIMIT = 256L << 10;
+	/**
+	 * Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena, cut to
+	 * the request's size. Each class caches as many blocks as it once had in use, so the free lists hold the sum of
+	 * every class's peak, where the arena holds only the peak of the sum: kept small, as Netty's thread caches
+	 * ({@code maxCachedBufferCapacity}) and jemalloc's ({@code tcache_max}) keep at most 32 KiB.
+	 */
+	static final long FRONT_LIMIT = 64L << 10;
 
 	/** A miss may take a cached block of the next class up when that is at most this many times larger. */
 	private static final double MAX_UPGRADE = 1.25;

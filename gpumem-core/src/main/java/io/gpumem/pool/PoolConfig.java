@@ -1,6 +1,7 @@
 package io.gpumem.pool;
 
 import java.time.Duration;
+import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
@@ -41,7 +42,7 @@ public final class PoolConfig {
 	private PoolConfig(Builder builder) {
 		this.name = builder.name;
 		this.sizeClasses = builder.sizeClasses;
-		this.warm = Map.copyOf(builder.warm);
+		this.warm = Collections.unmodifiableSortedMap(new TreeMap<>(builder.warm));
 		this.maxCachedBuffers = Map.copyOf(builder.maxCachedBuffers);
 		this.maxCachedBytes = builder.maxCachedBytes;
 		this.idleTrimAfter = builder.idleTrimAfter;
@@ -72,7 +73,7 @@ public final class PoolConfig {
 		return this.sizeClasses;
 	}
 
-	/** Buffers allocated into each class when the pool starts, by class size. */
+	/** Buffers allocated into each class when the pool starts, by class size, smallest first: the warm-up's order. */
 	public Map<Long, Integer> warm() {
 		return this.warm;
 	}
@@ -223,8 +224,7 @@ public final class PoolConfig {
 		/** Releases cached buffers unused for this long; {@code null} or zero turns idle trimming off. */
 		public Builder idleTrimAfter(Duration idleTime) {
 			if (idleTime != null && idleTime.isNegative()) {
-				throw new InvalidSettingException("idle-trim-after", idleTime,
-						"must not be negative (zero turns it off)");
+				throw new InvalidSettingException("idle-trim-after", idleTime, "must not be negative (0 turns it off)");
 			}
 			this.idleTrimAfter = (idleTime == null || idleTime.isZero()) ? null : idleTime;
 			return this;

@@ -43,7 +43,7 @@ public final class PooledBuffer extends GpuBuffer {
 	}
 
 	/**
-	 * Size of the block behind this buffer: its size class up to 256 KiB, the request's size rounded up to
+	 * Size of the block behind this buffer: its size class up to 64 KiB, the request's size rounded up to
 	 * 256 bytes above that, and above the top class the block it was given (the request's size when
 	 * allocated for it, up to 20 MiB more when a cached block was reused).
 	 */

@@ -2,7 +2,7 @@ package io.gpumem.pool;
 
 /**
  * A snapshot of one size class of a pool. Its bytes are the blocks' as the pool books them (a class's size
- * rounded up to 256 bytes up to 256 KiB, the request's size so rounded above), so that the rows and the
+ * rounded up to 256 bytes up to 64 KiB, the request's size so rounded above), so that the rows and the
  * requests above the top class add up to the pool's in-use bytes and, with the segments' free bytes, to its
  * cached bytes.
  *

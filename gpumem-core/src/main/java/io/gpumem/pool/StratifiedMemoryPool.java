@@ -18,7 +18,7 @@ import io.gpumem.stream.GpuStream;
 /**
  * A pool of buffers over any {@link MemoryAllocator}, lending in size classes the memory it holds in segments.
  * <p>
- * Classes up to 256 KiB keep closed buffers in free lists striped so that request threads rarely meet on a
+ * Classes up to 64 KiB keep closed buffers in free lists striped so that request threads rarely meet on a
  * lock: the hit path. Every block of a class is cut from segments allocated in steps of
  * {@link PoolConfig#segmentBytes()}, best fit, split and coalesced, so that memory freed by one size serves any
  * other; larger classes' blocks are cut to the request's size. Requests above the top class get a block of
@@ -113,7 +113,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return this.ladder;
 	}
 
-	/** The bytes a request takes: its class up to 256 KiB, then its size; 256-byte steps up to the top class. */
+	/** The bytes a request takes: its class up to 64 KiB, then its size; 256-byte steps up to the top class. */
 	public long blockSize(long bytes) {
 		int classIndex = this.ladder.indexOf(bytes);
 		return (classIndex < 0) ? bytes : Arena.spanSize(this.tiers.blockSize(classIndex, bytes));

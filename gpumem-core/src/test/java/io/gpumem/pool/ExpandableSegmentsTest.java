@@ -130,14 +130,15 @@ class ExpandableSegmentsTest {
 
 	/**
 	 * A block of a class the free lists keep once closed is cut in a range apart from any other block's, however
-	 * small that is: the one never pins a granule the other's free span could give back. With a ladder of 128 KiB
-	 * and 512 KiB, a 200 KiB block is no front class's, though below the front's limit.
+	 * small that is: the one never pins a granule the other's free span could give back. With a ladder of a quarter
+	 * and twice the front's limit, a block of five eighths of it is no front class's, though below the limit.
 	 */
 	@Test
 	void aBlockTheFreeListsKeepSharesNoGranuleWithAnyOther() {
-		assertKeptApart(PoolConfig.builder("default"), CachePolicy.FRONT_LIMIT, CachePolicy.FRONT_LIMIT + 1);
-		assertKeptApart(PoolConfig.builder("ladder").sizeClasses(SizeClassLadder.of(128 << 10, 512 << 10)),
-				128 << 10, 200 << 10);
+		long limit = CachePolicy.FRONT_LIMIT;
+		assertKeptApart(PoolConfig.builder("default"), limit, limit + 1);
+		assertKeptApart(PoolConfig.builder("ladder").sizeClasses(SizeClassLadder.of(limit / 4, 2 * limit)), limit / 4,
+				limit * 5 / 8);
 	}
 
 	private static void assertKeptApart(PoolConfig.Builder config, long keptBytes, long otherBytes) {

@@ -222,15 +222,33 @@ class StratifiedMemoryPoolTest {
 			.withMessageContaining("must not be negative: -1");
 	}
 
+	/**
+	 * The warm-up runs smallest class first, whatever order it was configured in: a class above the front warms free
+	 * room in the arena, which the front's blocks, cut after it, would otherwise take.
+	 */
+	@Test
+	void theWarmUpRunsSmallestClassFirstSoThatTheRoomWarmedInTheArenaStaysFree() {
+		PoolConfig.Builder config = config().sizeClasses(4096, 65536, 262144).warm(262144, 2).warm(65536, 3)
+			.warm(4096, 8);
+		assertThat(config.build().warm().keySet()).containsExactly(4096L, 65536L, 262144L);
+		StratifiedMemoryPool pool = pool(config);
+		assertThat(pool.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
+			.containsExactly(8L, 3L, 0L);
+		assertThat(pool.statistics().segments().freeBytes()).isEqualTo(2 * 262144);
+	}
+
 	@Test
 	void presetsWarmTheirClasses() {
 		StratifiedMemoryPool pool = pool(config().preset(PoolPreset.GRAPH_ANALYTICS));
 		assertThat(pool.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
-			.containsExactly(1000L, 500L, 100L, 20L, 5L, 2L);
+			.containsExactly(1000L, 500L, 100L, 20L, 5L, 0L);
+		assertThat(pool.statistics().segments().freeBytes()).as("the 256 KiB class, above the front, warmed in the arena")
+			.isGreaterThanOrEqualTo(2 * 262144);
 		pool.close();
 		StratifiedMemoryPool simulation = pool(config().preset(PoolPreset.SIMULATION));
 		assertThat(simulation.statistics().sizeClasses()).extracting(SizeClassStatistics::cachedBuffers)
-			.containsExactly(50L, 100L, 500L, 250L, 20L, 5L);
+			.containsExactly(50L, 100L, 500L, 250L, 20L, 0L);
+		assertThat(simulation.statistics().segments().freeBytes()).isGreaterThanOrEqualTo(5 * 262144);
 		assertThat(PoolPreset.fromConfigName("graph-analytics")).isEqualTo(PoolPreset.GRAPH_ANALYTICS);
 		assertThatIllegalArgumentException().isThrownBy(() -> PoolPreset.fromConfigName("huge"))
 			.withMessageContaining("unknown pool preset 'huge'");
