@@ -60,7 +60,10 @@ public enum PoolPreset {
 		}
 	}
 
-	/** The seed's ladder: 256 B, 1 KiB, 4 KiB, 16 KiB, 64 KiB, 256 KiB. */
+	/**
+	 * The seed's ladder: 256 B, 1 KiB, 4 KiB, 16 KiB, 64 KiB, 256 KiB. Its 256 KiB class is above the free lists'
+	 * classes: its warm count is free room in the arena, and its most cached buffers bound nothing.
+	 */
 	private static final class SeedLadder {
 
 		static final SizeClassLadder LADDER = SizeClassLadder.of(256, 1024, 4096, 16384, 65536, 262144);

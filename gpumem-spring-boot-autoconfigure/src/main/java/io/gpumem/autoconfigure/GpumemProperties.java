@@ -205,7 +205,7 @@ public class GpumemProperties {
 		/** Buffers allocated into the pool at startup, per size class. */
 		private Map<DataSize, Integer> warm = new LinkedHashMap<>();
 
-		/** The most buffers cached (free) per size class. */
+		/** The most buffers cached (free) per size class up to 64 KiB; larger ones are bounded by max-cached only. */
 		private Map<DataSize, Integer> maxCachedBuffers = new LinkedHashMap<>();
 
 		/** The most bytes cached (free) in all classes together. */
