@@ -80,7 +80,7 @@ final class CachePolicy {
 
 	/** At most how many blocks of a class are cached: {@code max-cached-buffers} for the front's classes only. */
 	private long maxBuffers(int classIndex) {
-		return (classIndex >= 0 && this.front[classIndex]) ? this.maxBuffers[classIndex] : Long.MAX_VALUE;
+		return front(classIndex) ? this.maxBuffers[classIndex] : Long.MAX_VALUE;
 	}
 
 	/** Bytes cached beyond {@code max-cached}, which free segments give back. */
