@@ -121,9 +121,8 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * Gives memory free since {@code cutoff} back to the allocator until it covers {@code bytes}: whole free
-	 * segments, the longest held first, or the granules lying wholly in free spans, in address order, and then each
-	 * range with nothing mapped.
+	 * Gives memory free since {@code cutoff} back until it covers {@code bytes}: whole free segments, the longest held
+	 * first, or the granules lying wholly in free spans, in address order, then each range with nothing mapped.
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
@@ -160,6 +159,12 @@ final class Arena implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
+	/** Bytes a block of the class would map beyond the free granules this shard unmaps first ({@link #lend}). */
+	synchronized long shortfall(int classIndex, long size) {
+		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
+		return Math.max(0, mapping - this.source.kept.mappedFree() - this.source.others.mappedFree());
+	}
+
 	/** Bytes held of the device: the segments' allocations, or the granules mapped into their ranges. */
 	long segmentBytes() {
 		return this.segmentBytes;
@@ -184,9 +189,6 @@ final class Arena implements Tier {
 
 	/** Unmaps granules lying wholly in free spans until they cover {@code bytes}, and gives back empty ranges. */
 	long unmapFree(long bytes) {
-		if (!expandable()) {
-			return 0;
-		}
 		long released = unmapFree(bytes, Long.MAX_VALUE);
 		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.granules.range.release());
 		return released;

@@ -12,8 +12,10 @@ import io.gpumem.memory.MemoryAllocator;
  * The arena behind a pool's classes, over expandable segments as shards that the requesting thread's stripe picks,
  * each with its own lock, ranges and spans, so that requests above the free lists do not queue on one lock (RMM's
  * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up
- * to {@value #MAX_FOREIGN_TAKES} in a row), and the granules a shard maps are offset by free ones the others unmap,
- * so that no shard strands memory. Over fixed segments, which go back only whole, one shard.
+ * to {@value #MAX_FOREIGN_TAKES} in a row), and before a shard maps, the others unmap as many free granules, so that
+ * no shard strands memory and the device never holds both. The blocks the free lists keep, few and rarely asked
+ * for once cached, are all cut from the first shard, so that only one shard's range holds a partly used granule of
+ * them. Over fixed segments, which go back only whole, one shard.
  */
 final class Arenas implements Tier {
 
@@ -29,6 +31,9 @@ final class Arenas implements Tier {
 
 	private final Arena[] shards;
 
+	/** Whether the free lists keep a class's blocks: those are cut from the first shard. */
+	private final IntPredicate keeps;
+
 	/** The bytes every shard holds of the device, read on every close. */
 	private final AtomicLong held = new AtomicLong();
 
@@ -37,6 +42,7 @@ final class Arenas implements Tier {
 	 * {@code keeps}: whether the free lists keep a class's blocks.
 	 */
 	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters, IntPredicate keeps) {
+		this.keeps = keeps;
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
 		for (int i = 0; i < count; i++) {
@@ -52,12 +58,12 @@ final class Arenas implements Tier {
 	/**
 	 * A block cut from what a shard holds, stripe {@code home}'s first; null when none has a fit, or when the
 	 * calling thread's last {@value #MAX_FOREIGN_TAKES} takes from the arena all came from other shards: it then
-	 * grows its own ({@link #allocate}).
+	 * grows its own ({@link #allocate}). A class the free lists keep, from the first shard only.
 	 */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		Block block = shard(home).take(classIndex, size, home);
-		if (this.shards.length == 1) {
+		Block block = shard(classIndex, home).take(classIndex, size, home);
+		if (this.shards.length == 1 || this.keeps.test(classIndex)) {
 			return block;
 		}
 		ThreadState thread = ThreadState.current();
@@ -73,29 +79,27 @@ final class Arenas implements Tier {
 	}
 
 	/**
-	 * A block from stripe {@code home}'s shard, mapping or allocating as needed; what it maps, the other shards make
-	 * up for by unmapping their free granules. Where the allocator refuses, a fit another shard holds still serves.
+	 * A block from the shard of stripe {@code home} (or the first, for a class the free lists keep), mapping or
+	 * allocating as needed, once the other shards have unmapped as many of their free granules as it would map beyond
+	 * its own. Where the allocator refuses, a fit another shard holds still serves.
 	 * @throws GpuOutOfMemoryException if the allocator refuses and no shard has a fit
 	 */
 	Block allocate(int classIndex, long size, int home) {
-		Arena own = shard(home);
-		long before = own.segmentBytes();
-		Block block;
+		int own = this.keeps.test(classIndex) ? 0 : home;
+		long shortfall = (this.shards.length > 1) ? shard(own).shortfall(classIndex, size) : 0;
+		for (int i = 1; i < this.shards.length && shortfall > 0; i++) {
+			shortfall -= shard(own + i).unmapFree(shortfall);
+		}
 		try {
-			block = own.allocate(classIndex, size);
+			return shard(own).allocate(classIndex, size);
 		}
 		catch (GpuOutOfMemoryException ex) {
-			block = takeFromOthers(classIndex, size, home);
+			Block block = takeFromOthers(classIndex, size, own);
 			if (block == null) {
 				throw ex;
 			}
 			return block;
 		}
-		long grown = own.segmentBytes() - before;
-		for (int i = 1; i < this.shards.length && grown > 0; i++) {
-			grown -= shard(home + i).unmapFree(grown);
-		}
-		return block;
 	}
 
 	/** A block cut from what the shards other than stripe {@code home}'s hold; null when none has a fit. */
@@ -195,6 +199,10 @@ final class Arenas implements Tier {
 			addresses += shard.addressBytes();
 		}
 		return PoolStatistics.Segments.of(pieces(), segmentBytes(), cachedBytes(), addresses);
+	}
+
+	private Arena shard(int classIndex, int stripe) {
+		return this.keeps.test(classIndex) ? this.shards[0] : shard(stripe);
 	}
 
 	private Arena shard(int stripe) {

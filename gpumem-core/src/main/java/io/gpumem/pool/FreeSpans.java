@@ -42,6 +42,25 @@ final class FreeSpans {
 		return mappedOnly ? null : fit;
 	}
 
+	/**
+	 * The bytes of granules a request of {@code size} bytes would map: those its fit touches unmapped, or where none
+	 * fits, the granules of {@code granule} bytes a new range maps for it.
+	 */
+	long mapping(long size, long granule) {
+		Span fit = fit(size, false);
+		return (fit != null) ? fit.segment.granules.unmappedBytes(fit.offset, fit.offset + size)
+				: (size + granule - 1) / granule * granule;
+	}
+
+	/** Bytes of the mapped granules lying wholly in free spans: what an {@link Arena} can unmap before it maps. */
+	long mappedFree() {
+		long bytes = 0;
+		for (Span span : this.free) {
+			bytes += span.segment.granules.mappedWithin(span.offset, span.offset + span.size);
+		}
+		return bytes;
+	}
+
 	/** Adds a new segment's span, all free. */
 	void add(Span whole) {
 		whole.free = true;

@@ -90,6 +90,15 @@ final class Granules {
 		}
 	}
 
+	/** Bytes of the mapped granules that lie wholly in {@code [from, to)}. */
+	long mappedWithin(long from, long to) {
+		long bytes = 0;
+		for (long g = (from + this.granule - 1) / this.granule; (g + 1) * this.granule <= to; g++) {
+			bytes += (this.mapped[(int) g] != null) ? this.granule : 0;
+		}
+		return bytes;
+	}
+
 	/**
 	 * Unmaps and frees the mapped granules that lie wholly in {@code [from, to)} and were freed at {@code cutoff} or
 	 * before, in address order, until they cover {@code bytes}.

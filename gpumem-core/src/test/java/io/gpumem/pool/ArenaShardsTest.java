@@ -62,6 +62,8 @@ class ArenaShardsTest {
 				assertThat(this.physical.statistics().totalCount() - allocations)
 					.as("the second shard mapped eight granules of its own").isEqualTo(8);
 				assertThat(this.pool.reservedBytes()).as("the first shard's free 8 MiB unmapped").isEqualTo(16 * MIB);
+				assertThat(this.physical.statistics().peakBytes()).as("unmapped before the second shard mapped")
+					.isEqualTo(16 * MIB);
 				assertThat(this.pool.statistics().segments().addressBytes())
 					.as("the first shard's range, empty, given back").isEqualTo(256 * MIB);
 			}
@@ -80,6 +82,16 @@ class ArenaShardsTest {
 		on(this.first, second::close);
 		this.pool.trim(0);
 		assertThat(this.pool.reservedBytes()).isZero();
+	}
+
+	@Test
+	void theBlocksTheFreeListsKeepAreCutFromTheFirstShardWhateverTheThread() {
+		PooledBuffer first = on(this.first, () -> this.pool.acquire(4096));
+		PooledBuffer second = on(this.second, () -> this.pool.acquire(4096));
+		assertThat(this.pool.statistics().segments().addressBytes()).as("one range").isEqualTo(256 * MIB);
+		assertThat(this.pool.reservedBytes()).as("one granule").isEqualTo(2 * MIB);
+		first.close();
+		second.close();
 	}
 
 	/**
