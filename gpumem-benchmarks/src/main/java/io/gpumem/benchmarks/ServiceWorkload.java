@@ -132,7 +132,7 @@ public final class ServiceWorkload {
 	 * The backend named: {@code host}, {@code cuda}, or {@code fake-cuda}, the CUDA backend over the fake
 	 * driver of gpumem's tests (8 GiB), whose stream-ordered pool follows CUDA's rules where no GPU is lent.
 	 */
-	private static GpuBackend backend(String type) {
+	static GpuBackend backend(String type) {
 		if (type.equals("fake-cuda")) {
 			return CudaBackend.open(new FakeCudaDriver(8L << 30), 0);
 		}
