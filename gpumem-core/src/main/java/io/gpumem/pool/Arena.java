@@ -187,7 +187,7 @@ final class Arena implements Tier {
 		return expandable() ? this.addressBytes : 0;
 	}
 
-	/** Unmaps granules lying wholly in free spans until they cover {@code bytes}, and gives back empty ranges. */
+	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
 	long unmapFree(long bytes) {
 		long released = unmapFree(bytes, Long.MAX_VALUE);
 		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.granules.range.release());

@@ -13,7 +13,7 @@ import io.gpumem.memory.MemoryAllocator;
  * each with its own lock, ranges and spans, so that requests above the free lists do not queue on one lock (RMM's
  * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up
  * to {@value #MAX_FOREIGN_TAKES} in a row), and before a shard maps, the others unmap as many free granules, so that
- * no shard strands memory and the device never holds both. The blocks the free lists keep, few and rarely asked
+ * no shard strands memory and the device rarely holds both. The blocks the free lists keep, few and rarely asked
  * for once cached, are all cut from the first shard, so that only one shard's range holds a partly used granule of
  * them. Over fixed segments, which go back only whole, one shard.
  */

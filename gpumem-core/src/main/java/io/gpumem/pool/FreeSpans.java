@@ -43,16 +43,22 @@ final class FreeSpans {
 	}
 
 	/**
-	 * The bytes of granules a request of {@code size} bytes would map: those its fit touches unmapped, or where none
-	 * fits, the granules of {@code granule} bytes a new range maps for it.
+	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: those its fit touches
+	 * unmapped, and the mapped ones lying wholly in the fit that its cut leaves free no more; where none fits, the
+	 * granules of {@code granule} bytes a new range maps for it.
 	 */
 	long mapping(long size, long granule) {
 		Span fit = fit(size, false);
-		return (fit != null) ? fit.segment.granules.unmappedBytes(fit.offset, fit.offset + size)
-				: (size + granule - 1) / granule * granule;
+		if (fit == null) {
+			return (size + granule - 1) / granule * granule;
+		}
+		Granules granules = fit.segment.granules;
+		long end = fit.offset + fit.size;
+		return granules.unmappedBytes(fit.offset, fit.offset + size) + granules.mappedWithin(fit.offset, end)
+				- granules.mappedWithin(fit.offset + size, end);
 	}
 
-	/** Bytes of the mapped granules lying wholly in free spans: what an {@link Arena} can unmap before it maps. */
+	/** Bytes of the mapped granules lying wholly in free spans, over expandable segments: what can be unmapped. */
 	long mappedFree() {
 		long bytes = 0;
 		for (Span span : this.free) {

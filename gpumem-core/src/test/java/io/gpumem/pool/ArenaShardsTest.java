@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -86,12 +88,32 @@ class ArenaShardsTest {
 
 	@Test
 	void theBlocksTheFreeListsKeepAreCutFromTheFirstShardWhateverTheThread() {
-		PooledBuffer first = on(this.first, () -> this.pool.acquire(4096));
-		PooledBuffer second = on(this.second, () -> this.pool.acquire(4096));
+		List<PooledBuffer> granuleFull = on(this.first, () -> {
+			List<PooledBuffer> buffers = new ArrayList<>();
+			for (int i = 0; i < 32; i++) {
+				buffers.add(this.pool.acquire(64 * 1024));
+			}
+			return buffers;
+		});
+		PooledBuffer second = on(this.second, () -> this.pool.acquire(64 * 1024));
 		assertThat(this.pool.statistics().segments().addressBytes()).as("one range").isEqualTo(256 * MIB);
-		assertThat(this.pool.reservedBytes()).as("one granule").isEqualTo(2 * MIB);
-		first.close();
+		assertThat(this.pool.reservedBytes()).as("a second granule of it").isEqualTo(4 * MIB);
+		granuleFull.forEach(PooledBuffer::close);
 		second.close();
+	}
+
+	/** A fit partly mapped: its mapped granules are lent by the cut, so the other shard unmaps all it holds free. */
+	@Test
+	void theGranulesAFitAlreadyMapsAreNotCountedFreeWhenItsShardGrows() {
+		PooledBuffer kept = on(this.first, () -> this.pool.acquire(8 * MIB));
+		on(this.second, () -> this.pool.acquire(4 * MIB).close());
+		kept.close();
+		on(this.second, () -> {
+			try (PooledBuffer larger = this.pool.acquire(12 * MIB)) {
+				assertThat(this.pool.reservedBytes()).as("the first shard's free 8 MiB unmapped").isEqualTo(12 * MIB);
+				assertThat(this.physical.statistics().peakBytes()).isEqualTo(12 * MIB);
+			}
+		});
 	}
 
 	/**
