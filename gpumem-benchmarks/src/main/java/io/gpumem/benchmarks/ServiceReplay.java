@@ -19,7 +19,8 @@ import io.gpumem.backend.GpuBackend;
  * thread of its own, but one step runs at a time, in an order drawn from a seed: a worker holds a request's buffers
  * for an exponential time of mean 1 and starts its next request after one of mean 1/5. The options are the
  * workload's ({@code --workers --requests --shape --backend --lenders}), with {@code --repeat} the number of seeds;
- * a row gives held / lent for each seed, their mean and worst, and the fresh allocations over all seeds.
+ * its others are read and ignored. A row gives held / lent for each seed, their mean and worst, and the fresh
+ * allocations over all seeds.
  * <pre>{@code java -cp gpumem-benchmarks/target/benchmarks.jar io.gpumem.benchmarks.ServiceReplay --repeat 10}</pre>
  */
 public final class ServiceReplay {

@@ -162,7 +162,7 @@ final class Arena implements Tier {
 	/** Bytes a block of the class would map beyond the free granules this shard unmaps first ({@link #lend}). */
 	synchronized long shortfall(int classIndex, long size) {
 		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
-		return Math.max(0, mapping - this.source.kept.mappedFree() - this.source.others.mappedFree());
+		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
 	}
 
 	/** Bytes held of the device: the segments' allocations, or the granules mapped into their ranges. */

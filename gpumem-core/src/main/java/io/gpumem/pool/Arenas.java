@@ -62,7 +62,7 @@ final class Arenas implements Tier {
 	 */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		Block block = shard(classIndex, home).take(classIndex, size, home);
+		Block block = shard(stripe(classIndex, home)).take(classIndex, size, home);
 		if (this.shards.length == 1 || this.keeps.test(classIndex)) {
 			return block;
 		}
@@ -85,7 +85,7 @@ final class Arenas implements Tier {
 	 * @throws GpuOutOfMemoryException if the allocator refuses and no shard has a fit
 	 */
 	Block allocate(int classIndex, long size, int home) {
-		int own = this.keeps.test(classIndex) ? 0 : home;
+		int own = stripe(classIndex, home);
 		long shortfall = (this.shards.length > 1) ? shard(own).shortfall(classIndex, size) : 0;
 		for (int i = 1; i < this.shards.length && shortfall > 0; i++) {
 			shortfall -= shard(own + i).unmapFree(shortfall);
@@ -201,8 +201,9 @@ final class Arenas implements Tier {
 		return PoolStatistics.Segments.of(pieces(), segmentBytes(), cachedBytes(), addresses);
 	}
 
-	private Arena shard(int classIndex, int stripe) {
-		return this.keeps.test(classIndex) ? this.shards[0] : shard(stripe);
+	/** The stripe whose shard a class's blocks are cut from: the first for a class the free lists keep. */
+	private int stripe(int classIndex, int home) {
+		return this.keeps.test(classIndex) ? 0 : home;
 	}
 
 	private Arena shard(int stripe) {

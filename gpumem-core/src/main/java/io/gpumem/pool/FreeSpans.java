@@ -58,7 +58,7 @@ final class FreeSpans {
 				- granules.mappedWithin(fit.offset + size, end);
 	}
 
-	/** Bytes of the mapped granules lying wholly in free spans, over expandable segments: what can be unmapped. */
+	/** Bytes of the mapped granules lying wholly in these free spans, which must be in expandable segments. */
 	long mappedFree() {
 		long bytes = 0;
 		for (Span span : this.free) {

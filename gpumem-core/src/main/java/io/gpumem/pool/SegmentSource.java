@@ -63,6 +63,11 @@ final class SegmentSource {
 		return this.kept.bytes() + ((this.others != this.kept) ? this.others.bytes() : 0);
 	}
 
+	/** Bytes of the mapped granules lying wholly in free spans, over expandable segments: what can be unmapped. */
+	long mappedFree() {
+		return this.kept.mappedFree() + this.others.mappedFree();
+	}
+
 	/** The size of a segment made for a span of {@code spanSize} bytes. */
 	long segmentSize(long spanSize) {
 		long steps = (spanSize + this.step - 1) / this.step * this.step;
