@@ -29,6 +29,9 @@ final class Arena implements Tier {
 
 	private final PoolCounters counters;
 
+	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
+	final ReservedBlocks reserved;
+
 	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
@@ -50,6 +53,7 @@ final class Arena implements Tier {
 	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate keeps) {
 		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
 		this.counters = counters;
+		this.reserved = counters.reserved();
 		this.held = held;
 	}
 
@@ -66,8 +70,7 @@ final class Arena implements Tier {
 	/** A block of at least {@code size} bytes for the class, cut from a free span held already; null when none fits. */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		Block block = takeBlock(classIndex, spanSize(size), true);
-		return (block != null) ? book(classIndex, block) : null;
+		return takeBlock(classIndex, spanSize(size), true);
 	}
 
 	/**
@@ -86,7 +89,7 @@ final class Arena implements Tier {
 				}
 			}
 		}
-		return book(classIndex, block);
+		return block;
 	}
 
 	/**
@@ -108,9 +111,9 @@ final class Arena implements Tier {
 	/** Frees the block's span at {@code stamp}, coalesced; once closed, gives back each segment as it falls free. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		this.counters.reserved(block.classIndex, -1, block.size);
 		boolean closed;
 		synchronized (this) {
+			this.reserved.add(block.classIndex, -1, block.size);
 			block.span.segment.spans.free(block.span, stamp);
 			closed = this.closed;
 		}
@@ -194,11 +197,6 @@ final class Arena implements Tier {
 		return released;
 	}
 
-	private Block book(int classIndex, Block block) {
-		this.counters.reserved(classIndex, 1, block.size);
-		return block;
-	}
-
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private synchronized Block takeBlock(int classIndex, long size, boolean mappedOnly) {
 		Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
@@ -206,7 +204,7 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * The block of a span just cut, made under the lock so that a snapshot finds every lent span's block: over a
+	 * The block of a span just cut, made and booked under the lock so that a snapshot finds every lent block: over a
 	 * range, once the span's granules are mapped, first unmapping as many granules lying wholly in free spans, so
 	 * that memory is held where it is lent rather than in holes no request fits; the span is freed again if mapping
 	 * fails.
@@ -226,7 +224,9 @@ final class Arena implements Tier {
 				throw ex;
 			}
 		}
-		return span.block(classIndex);
+		Block block = span.block(classIndex);
+		this.reserved.add(classIndex, 1, block.size);
+		return block;
 	}
 
 	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */

@@ -201,6 +201,11 @@ final class Arenas implements Tier {
 		return PoolStatistics.Segments.of(pieces(), segmentBytes(), cachedBytes(), addresses);
 	}
 
+	/** Blocks of a class the free lists keep, lent or kept: all are cut from the first shard. */
+	long keptBuffers(int classIndex) {
+		return this.shards[0].reserved.buffers(classIndex);
+	}
+
 	/** The stripe whose shard a class's blocks are cut from: the first for a class the free lists keep. */
 	private int stripe(int classIndex, int home) {
 		return this.keeps.test(classIndex) ? 0 : home;

@@ -27,6 +27,9 @@ final class LargeBlocks implements Tier {
 
 	private final PoolCounters counters;
 
+	/** The blocks held, lent or cached, counted under the lock. */
+	private final ReservedBlocks reserved;
+
 	/**
 	 * Every block, lent or cached: this keeps lent blocks, and their leak watchers, reachable, as the arena's
 	 * segments keep the classes' blocks through their spans.
@@ -47,6 +50,7 @@ final class LargeBlocks implements Tier {
 	LargeBlocks(MemoryAllocator allocator, PoolCounters counters) {
 		this.allocator = allocator;
 		this.counters = counters;
+		this.reserved = counters.reserved();
 	}
 
 	/**
@@ -57,7 +61,9 @@ final class LargeBlocks implements Tier {
 		Block block = Block.of(this.allocator.allocate(size), -1, null);
 		this.blocks.add(block);
 		this.reservedBytes.addAndGet(size);
-		this.counters.reserved(-1, 1, size);
+		synchronized (this) {
+			this.reserved.add(-1, 1, size);
+		}
 		return block;
 	}
 
@@ -156,7 +162,9 @@ final class LargeBlocks implements Tier {
 	private void free(Block block) {
 		this.blocks.remove(block);
 		this.reservedBytes.addAndGet(-block.size);
-		this.counters.reserved(-1, -1, block.size);
+		synchronized (this) {
+			this.reserved.add(-1, -1, block.size);
+		}
 		this.allocator.free(block.allocation);
 	}
 

@@ -1,6 +1,7 @@
 package io.gpumem.pool;
 
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -14,26 +15,30 @@ import io.gpumem.memory.MemoryKind;
  * <p>
  * Requests, returns and the sizes requested are counted on the stripe of the thread that made them, under
  * that stripe's lock, which the request holds anyway ({@link Cell}): the hot path's only writes besides the
- * free list itself. The rest are counted where memory is reserved, given back or refused, off the hot path.
- * Nothing here takes a lock: a {@link #snapshot} reads recent values, exact once no thread acquires or
- * releases, and its totals are the sums of its rows, so its rows always add up to them.
+ * free list itself. The blocks reserved are counted by the arena shard or tier that holds them, under its own
+ * lock ({@link ReservedBlocks}), so that threads on two shards share no count. The rest are counted where memory is
+ * reserved, given back or refused, off the hot path. Nothing here takes a lock: a {@link #snapshot} reads
+ * recent values, exact once no thread acquires or releases, and its totals are the sums of its rows, so its
+ * rows always add up to them.
  */
 final class PoolCounters {
 
-	/** Padding, in array elements, at both ends of what a stripe's lock holder writes. */
-	private static final int PAD = 16;
+	/** Padding, in array elements, at both ends of what one lock's holder writes. */
+	static final int PAD = 16;
 
 	private final int classes;
 
 	private final Cell[] cells;
 
-	private final AtomicLongArray reservedBuffers;
-
-	private final AtomicLongArray reservedBytes;
+	/** The reserved counts of each shard and tier that holds blocks, in the order they were handed out. */
+	private volatile ReservedBlocks[] reserved = {};
 
 	private final AtomicLongArray misses;
 
-	/** Per slot, the most buffers reserved when none was cached: the most the class had in use at once. */
+	/**
+	 * Per slot, the most buffers reserved when the class missed what the pool keeps for it ({@link #countUse}): the
+	 * most it had in use at once, or for a class whose blocks the arena cuts, when memory last had to grow for it.
+	 */
 	private final AtomicLongArray peakBuffers;
 
 	/** Per slot, the misses that raised {@link #peakBuffers}: those a warm-up would have served. */
@@ -65,8 +70,6 @@ final class PoolCounters {
 		for (int i = 0; i < stripes; i++) {
 			this.cells[i] = new Cell(classes);
 		}
-		this.reservedBuffers = new AtomicLongArray(slots());
-		this.reservedBytes = new AtomicLongArray(slots());
 		this.misses = new AtomicLongArray(slots());
 		this.peakBuffers = new AtomicLongArray(slots());
 		this.coldMisses = new AtomicLongArray(slots());
@@ -77,18 +80,27 @@ final class PoolCounters {
 		return slot(classIndex, this.classes);
 	}
 
-	private static int slot(int classIndex, int classes) {
+	static int slot(int classIndex, int classes) {
 		return (classIndex < 0) ? classes : classIndex;
 	}
 
 	/** Blocks reserved for a class (-1 above the top), lent or cached. */
 	long reservedBuffers(int classIndex) {
-		return this.reservedBuffers.get(slot(classIndex));
+		return reservedAt(slot(classIndex), false);
 	}
 
 	/** Bytes of the blocks reserved for a class (-1 above the top), lent or cached. */
 	long reservedBytes(int classIndex) {
-		return this.reservedBytes.get(slot(classIndex));
+		return reservedAt(slot(classIndex), true);
+	}
+
+	/** The blocks reserved in a slot, or their bytes, summed over every shard and tier that holds blocks. */
+	private long reservedAt(int slot, boolean bytes) {
+		long sum = 0;
+		for (ReservedBlocks blocks : this.reserved) {
+			sum += bytes ? blocks.bytes(slot) : blocks.buffers(slot);
+		}
+		return sum;
 	}
 
 	/** Slots per class-indexed array: the classes and the one above the top class. */
@@ -101,11 +113,13 @@ final class PoolCounters {
 		return this.cells[index];
 	}
 
-	/** Books a block of {@code bytes} reserved for a class (-1 above the top), or given back for a negative count. */
-	void reserved(int classIndex, int buffers, long bytes) {
-		int slot = slot(classIndex);
-		this.reservedBuffers.addAndGet(slot, buffers);
-		this.reservedBytes.addAndGet(slot, (long) buffers * bytes);
+	/** New counts of the blocks one arena shard or tier reserves, added to the pool's. */
+	synchronized ReservedBlocks reserved() {
+		ReservedBlocks blocks = new ReservedBlocks(this.classes);
+		ReservedBlocks[] all = Arrays.copyOf(this.reserved, this.reserved.length + 1);
+		all[all.length - 1] = blocks;
+		this.reserved = all;
+		return blocks;
 	}
 
 	/** Raises the peak of the bytes the pool holds to {@code reservedBytes}. */
@@ -118,13 +132,14 @@ final class PoolCounters {
 	}
 
 	/**
-	 * After a request found no cached block and got one cut or allocated: every block of the class is in use
-	 * (none was cached), so the blocks reserved are the class's use at that moment. A request that allocated
-	 * and raised the peak is a cold miss.
+	 * After a request found no cached block of its class and got one elsewhere or allocated: every block of the
+	 * class is in use (none was cached), so the blocks reserved are the class's use at that moment. A request that
+	 * allocated and raised the peak is a cold miss. Not counted for a block cut from memory the arena holds for
+	 * every class: that is a hit, and summing the shards' counts on it would share their cache lines.
 	 */
 	void countUse(int classIndex, boolean allocated) {
 		int slot = slot(classIndex);
-		long buffers = this.reservedBuffers.get(slot);
+		long buffers = reservedBuffers(classIndex);
 		long peak;
 		do {
 			peak = this.peakBuffers.get(slot);
@@ -198,8 +213,8 @@ final class PoolCounters {
 			long misses = this.misses.get(s);
 			rows.add(new SizeClassStatistics((s < this.classes) ? ladder.size(s) : 0, requests[s],
 					Math.max(0, requests[s] - misses), misses, returns[s],
-					Math.max(0, this.reservedBuffers.get(s) - cachedBuffers[s]),
-					Math.max(0, this.reservedBytes.get(s) - cachedBytes[s]), cachedBuffers[s], cachedBytes[s]));
+					Math.max(0, reservedAt(s, false) - cachedBuffers[s]),
+					Math.max(0, reservedAt(s, true) - cachedBytes[s]), cachedBuffers[s], cachedBytes[s]));
 		}
 		SizeClassStatistics top = rows.remove(this.classes);
 		return PoolStatistics.of(pool, kind, rows,

@@ -103,6 +103,7 @@ final class Reservation {
 		Throwable failure = null;
 		try {
 			Block block = reserveOrWait(classIndex, size, waitNanos, home);
+			this.counters.countUse(classIndex, true);
 			grew();
 			return block;
 		}

@@ -148,7 +148,6 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		if (allocated) {
 			block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
 		}
-		this.counters.countUse(classIndex, allocated);
 		return this.leaks.lend(this, block, bytes, thread, home, allocated, recorded);
 	}
 

@@ -76,17 +76,19 @@ final class Tiers {
 	/**
 	 * A block the tiers keep for a request of {@code size} bytes ({@link #blockSize}) that missed the hit path,
 	 * in their order, the class's own free list only when blocks have come back since ({@code returned}); null
-	 * when the allocator must be asked.
+	 * when the allocator must be asked. A class the free lists keep counts its use, as they had none of its blocks.
 	 */
 	Block cached(int classIndex, long size, int home, boolean returned) {
-		if (classIndex < 0) {
-			return aboveTop().take(classIndex, size, home);
+		if (!this.policy.front(classIndex)) {
+			return ((classIndex < 0) ? aboveTop() : this.arena).take(classIndex, size, home);
 		}
-		Block block = (returned && this.policy.front(classIndex)) ? this.front.take(classIndex, size, home) : null;
+		Block block = returned ? this.front.take(classIndex, size, home) : null;
 		if (block == null && this.policy.upgrades(classIndex)) {
 			block = this.front.take(classIndex + 1, size, home);
 		}
-		return (block != null) ? block : this.arena.take(classIndex, size, home);
+		block = (block != null) ? block : this.arena.take(classIndex, size, home);
+		this.counters.countUse(classIndex, false);
+		return block;
 	}
 
 	/**
@@ -148,8 +150,8 @@ final class Tiers {
 		if (classIndex >= 0 && !this.policy.front(classIndex)) {
 			return false;
 		}
-		return this.policy.fits(classIndex, block.size, this.counters.reservedBuffers(classIndex) - 1,
-				reservedBytes() - block.size)
+		return this.policy.fits(classIndex, block.size,
+				(classIndex >= 0) ? this.arena.keptBuffers(classIndex) - 1 : 0, reservedBytes() - block.size)
 				|| this.policy.fits(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
 						cachedAgainst(classIndex));
 	}

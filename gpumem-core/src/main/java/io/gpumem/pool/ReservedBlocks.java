@@ -1,0 +1,36 @@
+package io.gpumem.pool;
+
+/**
+ * The blocks one arena shard, or the tier above the top class, holds for each class, lent or kept: per slot their
+ * count and bytes, side by side. Only the holder of its owner's lock writes them, and the array is padded at both
+ * ends, so that threads on two shards never write one cache line; {@link PoolCounters} sums the owners' counts.
+ */
+final class ReservedBlocks {
+
+	private final int classes;
+
+	private final long[] counts;
+
+	ReservedBlocks(int classes) {
+		this.classes = classes;
+		this.counts = new long[PoolCounters.PAD + 2 * (classes + 1) + PoolCounters.PAD];
+	}
+
+	/** Books a block of {@code bytes} of a class (-1 above the top), or one given back for a count of -1. */
+	void add(int classIndex, int buffers, long bytes) {
+		int index = PoolCounters.PAD + 2 * PoolCounters.slot(classIndex, this.classes);
+		this.counts[index] += buffers;
+		this.counts[index + 1] += buffers * bytes;
+	}
+
+	/** Blocks booked here in a slot ({@link PoolCounters#slot}). */
+	long buffers(int slot) {
+		return this.counts[PoolCounters.PAD + 2 * slot];
+	}
+
+	/** Bytes of the blocks booked here in a slot. */
+	long bytes(int slot) {
+		return this.counts[PoolCounters.PAD + 2 * slot + 1];
+	}
+
+}
