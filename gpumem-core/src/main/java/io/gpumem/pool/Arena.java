@@ -43,6 +43,12 @@ final class Arena implements Tier {
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
 
+	/**
+	 * Bytes of the spans lent, moved under the lock before the granules a span maps, so that a reader of the held bytes
+	 * first never counts those free; a new fixed segment counts free until its first span is cut.
+	 */
+	private long lentBytes;
+
 	/** The bytes every shard of the pool's arena holds, which this shard's add to. */
 	private final AtomicLong held;
 
@@ -93,8 +99,7 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * Allocates new segments with room for {@code count} spans of {@code size} bytes, all free: a warm-up of fixed
-	 * segments.
+	 * Allocates new segments with room for {@code count} spans of {@code size} bytes, all free: a warm-up.
 	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
 	 */
 	void grow(long size, int count) {
@@ -114,6 +119,7 @@ final class Arena implements Tier {
 		boolean closed;
 		synchronized (this) {
 			this.reserved.add(block.classIndex, -1, block.size);
+			this.lentBytes -= block.size;
 			block.span.segment.spans.free(block.span, stamp);
 			closed = this.closed;
 		}
@@ -143,10 +149,11 @@ final class Arena implements Tier {
 		return released;
 	}
 
-	/** Bytes free in the memory held, in free spans, mapped: read under the lock, as a new range moves three counts. */
+	/** Bytes free in the memory held: held less lent, read without the lock, held first ({@link #lentBytes}). */
 	@Override
-	public synchronized long cachedBytes() {
-		return this.source.freeBytes() - (this.addressBytes - this.segmentBytes);
+	public long cachedBytes() {
+		long held = this.segmentBytes;
+		return Math.max(0, held - this.lentBytes);
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -166,11 +173,6 @@ final class Arena implements Tier {
 	synchronized long shortfall(int classIndex, long size) {
 		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
 		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
-	}
-
-	/** Bytes held of the device: the segments' allocations, or the granules mapped into their ranges. */
-	long segmentBytes() {
-		return this.segmentBytes;
 	}
 
 	/** The memory held in pieces, in the order made: each segment whole, or each run of mapped granules. */
@@ -204,22 +206,21 @@ final class Arena implements Tier {
 	}
 
 	/**
-	 * The block of a span just cut, made and booked under the lock so that a snapshot finds every lent block: over a
-	 * range, once the span's granules are mapped, first unmapping as many granules lying wholly in free spans, so
-	 * that memory is held where it is lent rather than in holes no request fits; the span is freed again if mapping
-	 * fails.
+	 * The block of a span just cut, booked under the lock so that a snapshot finds every lent block; over a range, its
+	 * granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where it is lent,
+	 * not in holes no request fits; the span is freed again if mapping fails.
 	 */
 	private Block lend(Span span, int classIndex) {
 		Granules granules = span.segment.granules;
-		if (granules != null) {
-			long mapping = granules.unmappedBytes(span.offset, span.offset + span.size);
-			if (mapping > 0) {
-				unmapFree(mapping, Long.MAX_VALUE);
-			}
+		long mapping = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + span.size) : 0;
+		this.lentBytes += span.size;
+		if (mapping > 0) {
+			unmapFree(mapping, Long.MAX_VALUE);
 			try {
 				hold(granules.map(span.offset, span.offset + span.size, this.source.allocator));
 			}
 			catch (RuntimeException ex) {
+				this.lentBytes -= span.size;
 				span.segment.spans.free(span, span.freeSince);
 				throw ex;
 			}
@@ -279,10 +280,7 @@ final class Arena implements Tier {
 		return removed;
 	}
 
-	/**
-	 * Unmaps the granules lying wholly in free spans, free since {@code cutoff}, in address order, until they cover
-	 * {@code bytes}.
-	 */
+	/** Unmaps granules wholly in free spans, free since {@code cutoff}, lowest first, until they cover {@code bytes}. */
 	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {

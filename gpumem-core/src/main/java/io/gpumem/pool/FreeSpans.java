@@ -4,7 +4,7 @@ import java.util.TreeSet;
 
 /**
  * The free spans of an {@link Arena}: found best fit, cut to size from the front, and coalesced with their free
- * neighbours when freed. Guarded by the arena's lock; {@link #bytes()} is read without it.
+ * neighbours when freed. Guarded by the arena's lock.
  */
 final class FreeSpans {
 
@@ -14,13 +14,6 @@ final class FreeSpans {
 	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
 
 	private final Span probe = new Span(new Span.Segment(null, null, null, 0, this, Long.MIN_VALUE), 0, 0);
-
-	private volatile long bytes;
-
-	/** Bytes of the free spans, mapped or not. */
-	long bytes() {
-		return this.bytes;
-	}
 
 	/**
 	 * The free span a request of {@code size} bytes is cut from: the best fit, or in a range a near one whose bytes
@@ -71,13 +64,11 @@ final class FreeSpans {
 	void add(Span whole) {
 		whole.free = true;
 		this.free.add(whole);
-		this.bytes += whole.size;
 	}
 
 	/** Takes a whole free segment's span out. */
 	void remove(Span whole) {
 		this.free.remove(whole);
-		this.bytes -= whole.size;
 	}
 
 	/** Cuts {@code size} bytes from the front of free span {@code span} to lend, leaving the rest free. */

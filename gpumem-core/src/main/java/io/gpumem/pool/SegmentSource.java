@@ -58,11 +58,6 @@ final class SegmentSource {
 		return this.keeps.test(classIndex) ? this.kept : this.others;
 	}
 
-	/** Bytes of the free spans, mapped or not. */
-	long freeBytes() {
-		return this.kept.bytes() + ((this.others != this.kept) ? this.others.bytes() : 0);
-	}
-
 	/** Bytes of the mapped granules lying wholly in free spans, over expandable segments: what can be unmapped. */
 	long mappedFree() {
 		return this.kept.mappedFree() + this.others.mappedFree();

@@ -123,8 +123,8 @@ class ArenaTest {
 	void aWarmUpAddsFreeSegmentsWithRoomForTheSpans() {
 		this.arena.grow(20 * KIB, 7);
 		assertThat(this.arena.segments().segments()).as("three spans a segment").isEqualTo(3);
-		assertThat(this.arena.segmentBytes()).isEqualTo(3 * SEGMENT);
-		assertThat(this.arena.cachedBytes()).isEqualTo(this.arena.segmentBytes());
+		assertThat(this.arena.segments().segmentBytes()).isEqualTo(3 * SEGMENT);
+		assertThat(this.arena.cachedBytes()).isEqualTo(this.arena.segments().segmentBytes());
 		for (int i = 0; i < 7; i++) {
 			assertThat(this.arena.take(0, 20 * KIB, 0)).isNotNull();
 		}
@@ -155,10 +155,10 @@ class ArenaTest {
 		}
 		assertNoOverlap(lent);
 		long lentBytes = lent.stream().mapToLong((span) -> span.size).sum();
-		assertThat(this.arena.cachedBytes() + lentBytes).isEqualTo(this.arena.segmentBytes());
+		assertThat(this.arena.cachedBytes() + lentBytes).isEqualTo(this.arena.segments().segmentBytes());
 		assertThat(this.counters.reservedBytes(0)).as("booked as lent").isEqualTo(lentBytes);
 		lent.forEach((span) -> free(span, 0));
-		long held = this.arena.segmentBytes();
+		long held = this.arena.segments().segmentBytes();
 		assertThat(this.arena.cachedBytes()).isEqualTo(held);
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("each coalesced whole").isEqualTo(held);
 		assertThat(this.allocator.outstanding()).isEmpty();
