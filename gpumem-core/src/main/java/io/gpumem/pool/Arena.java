@@ -20,7 +20,7 @@ import io.gpumem.memory.MemoryAllocator;
  * One lock guards the spans; a new allocation or range is made outside it, by one thread at a time, while those
  * that find no fit look again before they grow too.
  */
-final class Arena implements Tier {
+final class Arena extends Padding implements Tier {
 
 	/** Spans start at multiples of this and their sizes are multiples of it: the alignment {@code cuMemAlloc} gives. */
 	static final long ALIGNMENT = 256;
@@ -42,12 +42,6 @@ final class Arena implements Tier {
 
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
-
-	/**
-	 * Bytes of the spans lent, moved under the lock before the granules a span maps, so that a reader of the held bytes
-	 * first never counts those free; a new fixed segment counts free until its first span is cut.
-	 */
-	private long lentBytes;
 
 	/** The bytes every shard of the pool's arena holds, which this shard's add to. */
 	private final AtomicLong held;
@@ -119,7 +113,6 @@ final class Arena implements Tier {
 		boolean closed;
 		synchronized (this) {
 			this.reserved.add(block.classIndex, -1, block.size);
-			this.lentBytes -= block.size;
 			block.span.segment.spans.free(block.span, stamp);
 			closed = this.closed;
 		}
@@ -149,11 +142,14 @@ final class Arena implements Tier {
 		return released;
 	}
 
-	/** Bytes free in the memory held: held less lent, read without the lock, held first ({@link #lentBytes}). */
+	/**
+	 * Bytes free in the memory held: held less booked, read without the lock, held first, as a span is booked before
+	 * its granules are mapped; a new fixed segment counts free until its first span is cut.
+	 */
 	@Override
 	public long cachedBytes() {
 		long held = this.segmentBytes;
-		return Math.max(0, held - this.lentBytes);
+		return Math.max(0, held - this.reserved.bytes());
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -213,21 +209,19 @@ final class Arena implements Tier {
 	private Block lend(Span span, int classIndex) {
 		Granules granules = span.segment.granules;
 		long mapping = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + span.size) : 0;
-		this.lentBytes += span.size;
+		this.reserved.add(classIndex, 1, span.size);
 		if (mapping > 0) {
 			unmapFree(mapping, Long.MAX_VALUE);
 			try {
 				hold(granules.map(span.offset, span.offset + span.size, this.source.allocator));
 			}
 			catch (RuntimeException ex) {
-				this.lentBytes -= span.size;
+				this.reserved.add(classIndex, -1, span.size);
 				span.segment.spans.free(span, span.freeSince);
 				throw ex;
 			}
 		}
-		Block block = span.block(classIndex);
-		this.reserved.add(classIndex, 1, block.size);
-		return block;
+		return span.block(classIndex);
 	}
 
 	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */

@@ -2,8 +2,9 @@ package io.gpumem.pool;
 
 /**
  * The blocks one arena shard, or the tier above the top class, holds for each class, lent or kept: per slot their
- * count and bytes, side by side. Only the holder of its owner's lock writes them, and the array is padded at both
- * ends, so that threads on two shards never write one cache line; {@link PoolCounters} sums the owners' counts.
+ * count and bytes, side by side, and the bytes of all. Only the holder of its owner's lock writes them, and the array
+ * is padded at both ends, so that threads on two shards never write one cache line; {@link PoolCounters} sums the
+ * owners' counts.
  */
 final class ReservedBlocks {
 
@@ -11,9 +12,13 @@ final class ReservedBlocks {
 
 	private final long[] counts;
 
+	/** Where the bytes of all are counted: after the slots. */
+	private final int all;
+
 	ReservedBlocks(int classes) {
 		this.classes = classes;
-		this.counts = new long[PoolCounters.PAD + 2 * (classes + 1) + PoolCounters.PAD];
+		this.all = PoolCounters.PAD + 2 * (classes + 1);
+		this.counts = new long[this.all + 1 + PoolCounters.PAD];
 	}
 
 	/** Books a block of {@code bytes} of a class (-1 above the top), or one given back for a count of -1. */
@@ -21,6 +26,12 @@ final class ReservedBlocks {
 		int index = PoolCounters.PAD + 2 * PoolCounters.slot(classIndex, this.classes);
 		this.counts[index] += buffers;
 		this.counts[index + 1] += buffers * bytes;
+		this.counts[this.all] += buffers * bytes;
+	}
+
+	/** Bytes of every block booked here. */
+	long bytes() {
+		return this.counts[this.all];
 	}
 
 	/** Blocks booked here in a slot ({@link PoolCounters#slot}). */

@@ -209,7 +209,7 @@ final class Stripe extends StripeState {
 }
 
 /** The fields of a {@link Stripe}, between its paddings. */
-abstract class StripeState extends StripePadding {
+abstract class StripeState extends Padding {
 
 	volatile int lock;
 
@@ -241,17 +241,5 @@ abstract class StripeState extends StripePadding {
 		this.bottoms = new int[pad + classes + pad];
 		this.sizes = new int[pad + classes + pad];
 	}
-
-}
-
-/**
- * Keeps the lock word of one stripe, and what its holder writes beside it, 128 bytes (two cache lines,
- * as the adjacent-line prefetcher fetches them in pairs) off whatever the collector puts before it; the
- * stripe's own trailing padding keeps it off whatever follows.
- */
-@SuppressWarnings("unused")
-abstract class StripePadding {
-
-	private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15, p16;
 
 }

@@ -37,7 +37,7 @@ final class ThreadState extends ThreadStateFields {
 }
 
 /** The fields of a {@link ThreadState}, after padding. */
-abstract class ThreadStateFields extends ThreadStatePadding {
+abstract class ThreadStateFields extends Padding {
 
 	/** The thread's stripe, before masking by a pool's stripe count. */
 	int stripe;
@@ -50,13 +50,5 @@ abstract class ThreadStateFields extends ThreadStatePadding {
 	 * pools: a thread on two pools' arenas may grow its own shard sooner or later than one on one.
 	 */
 	int foreignTakes;
-
-}
-
-/** Padding before the fields of a {@link ThreadState}. */
-@SuppressWarnings("unused")
-abstract class ThreadStatePadding {
-
-	private long p01, p02, p03, p04, p05, p06, p07, p08, p09, p10, p11, p12, p13, p14, p15, p16;
 
 }
