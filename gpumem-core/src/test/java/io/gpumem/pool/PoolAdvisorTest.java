@@ -57,6 +57,29 @@ class PoolAdvisorTest {
 	}
 
 	@Test
+	void aClassTheFreeListsKeepCountsItsUseOnEveryMissAndAnyOtherOnlyWhenThePoolGrowsForIt() {
+		PoolConfig config = PoolConfig.builder("device").sizeClasses(4096, 1L << 20).segmentSize(8L << 20).build();
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
+				config)) {
+			List<PooledBuffer> held = new ArrayList<>();
+			for (int i = 0; i < 2; i++) {
+				held.add(pool.acquire(4096));
+				held.add(pool.acquire(1L << 20));
+			}
+			assertThat(pool.statistics().misses()).as("one segment serves all four").isEqualTo(1);
+			assertThat(pool.advice().orElseThrow().warm()).as("the second 1 MiB block, cut from that segment, is a hit")
+				.containsExactly(new PoolAdvice.Warm(4096, 2, 1, 1, 0));
+			for (int i = 0; i < 9; i++) {
+				held.add(pool.acquire(1L << 20));
+			}
+			assertThat(pool.statistics().misses()).as("the eighth 1 MiB block needs a second segment").isEqualTo(2);
+			assertThat(pool.advice().orElseThrow().warm()).as("the blocks in use when the pool grew, not the 11 after")
+				.contains(new PoolAdvice.Warm(1L << 20, 8, 1, 1, 0));
+			held.forEach(PooledBuffer::close);
+		}
+	}
+
+	@Test
 	void theCapAdvisedIsThePeakReservedWhichKeepsTheHitRateWhenTheCapWasAbove() {
 		PoolUsage usage = new PoolUsage("device", SizeHistogram.of(Map.of(4096L, 10L)), uses(LADDER), 100, 90,
 				512L << 20, (40L << 20) + 1);
