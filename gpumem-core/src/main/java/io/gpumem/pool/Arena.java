@@ -198,21 +198,22 @@ final class Arena extends Padding implements Tier {
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private synchronized Block takeBlock(int classIndex, long size, boolean mappedOnly) {
 		Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
-		return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex) : null;
+		return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
 	}
 
 	/**
-	 * The block of a span just cut, booked under the lock so that a snapshot finds every lent block; over a range, its
-	 * granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where it is lent,
-	 * not in holes no request fits; the span is freed again if mapping fails.
+	 * The block of a span just cut, booked before its granules are mapped ({@link #cachedBytes}), and for a {@code hit}
+	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}); over a
+	 * range, its granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where it
+	 * is lent, not in holes no request fits; the span is freed and unbooked again if that fails.
 	 */
-	private Block lend(Span span, int classIndex) {
+	private Block lend(Span span, int classIndex, boolean hit) {
 		Granules granules = span.segment.granules;
 		long mapping = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + span.size) : 0;
-		this.reserved.add(classIndex, 1, span.size);
+		boolean most = this.reserved.add(classIndex, 1, span.size);
 		if (mapping > 0) {
-			unmapFree(mapping, Long.MAX_VALUE);
 			try {
+				unmapFree(mapping, Long.MAX_VALUE);
 				hold(granules.map(span.offset, span.offset + span.size, this.source.allocator));
 			}
 			catch (RuntimeException ex) {
@@ -221,6 +222,9 @@ final class Arena extends Padding implements Tier {
 				throw ex;
 			}
 		}
+		if (most && hit) {
+			this.counters.countUse(classIndex, false);
+		}
 		return span.block(classIndex);
 	}
 
@@ -228,7 +232,7 @@ final class Arena extends Padding implements Tier {
 	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
 		try {
 			synchronized (this) {
-				return lend(segment.spans.cut(addSegment(segment), spanSize), classIndex);
+				return lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false);
 			}
 		}
 		catch (RuntimeException ex) {
@@ -274,7 +278,7 @@ final class Arena extends Padding implements Tier {
 		return removed;
 	}
 
-	/** Unmaps granules wholly in free spans, free since {@code cutoff}, lowest first, until they cover {@code bytes}. */
+	/** Unmaps the granules wholly in free spans and free since {@code cutoff}, lowest first, until {@code bytes}. */
 	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {

@@ -7,7 +7,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.ObjLongConsumer;
 
 import io.gpumem.memory.MemoryAllocator;
@@ -39,8 +38,6 @@ final class LargeBlocks implements Tier {
 	/** Cached blocks by size, the most recently cached of a size last. */
 	private final TreeMap<Long, ArrayDeque<Cached>> bySize = new TreeMap<>();
 
-	private final AtomicLong reservedBytes = new AtomicLong();
-
 	private volatile long cachedBytes;
 
 	private volatile long cachedBuffers;
@@ -60,7 +57,6 @@ final class LargeBlocks implements Tier {
 	Block allocate(long size) {
 		Block block = Block.of(this.allocator.allocate(size), -1, null);
 		this.blocks.add(block);
-		this.reservedBytes.addAndGet(size);
 		synchronized (this) {
 			this.reserved.add(-1, 1, size);
 		}
@@ -154,14 +150,13 @@ final class LargeBlocks implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes of the blocks held, lent or cached. */
+	/** Bytes of the blocks held, lent or cached: a recent value. */
 	long reservedBytes() {
-		return this.reservedBytes.get();
+		return this.reserved.bytes();
 	}
 
 	private void free(Block block) {
 		this.blocks.remove(block);
-		this.reservedBytes.addAndGet(-block.size);
 		synchronized (this) {
 			this.reserved.add(-1, -1, block.size);
 		}

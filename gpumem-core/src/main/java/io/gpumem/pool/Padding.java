@@ -1,9 +1,10 @@
 package io.gpumem.pool;
 
 /**
- * 128 bytes of fields (two cache lines, as the adjacent-line prefetcher fetches them in pairs) before a subclass's
- * own, which the object header precedes: what a lock's holder writes in the object, its lock word included, stays
- * off whatever the collector puts before the object's fields, another thread's object among them.
+ * 128 bytes of fields (two cache lines, as the adjacent-line prefetcher fetches them in pairs) between the object
+ * header and a subclass's own: two such objects side by side, as the collector copies the elements of one array, keep
+ * their lock words apart, and the subclass's fields stay off whatever lies before the object. A subclass whose own
+ * fields a lock's holder writes pads their end as well ({@link Stripe}, {@link ThreadState}).
  */
 @SuppressWarnings("unused")
 abstract class Padding {

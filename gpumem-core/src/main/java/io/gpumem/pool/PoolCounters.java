@@ -17,7 +17,7 @@ import io.gpumem.memory.MemoryKind;
  * that stripe's lock, which the request holds anyway ({@link Cell}): the hot path's only writes besides the
  * free list itself. The blocks reserved are counted by the arena shard or tier that holds them, under its own
  * lock ({@link ReservedBlocks}), so that threads on two shards share no count. The rest are counted where memory is
- * reserved, given back or refused, off the hot path. Nothing here takes a lock: a {@link #snapshot} reads
+ * reserved, given back or refused, off the hot path. No count takes a lock: a {@link #snapshot} reads
  * recent values, exact once no thread acquires or releases, and its totals are the sums of its rows, so its
  * rows always add up to them.
  */
@@ -35,10 +35,7 @@ final class PoolCounters {
 
 	private final AtomicLongArray misses;
 
-	/**
-	 * Per slot, the most buffers reserved when the class missed what the pool keeps for it ({@link #countUse}): the
-	 * most it had in use at once, or for a class whose blocks the arena cuts, when memory last had to grow for it.
-	 */
+	/** Per slot, the most buffers reserved when the class's use was counted ({@link #countUse}). */
 	private final AtomicLongArray peakBuffers;
 
 	/** Per slot, the misses that raised {@link #peakBuffers}: those a warm-up would have served. */
@@ -134,8 +131,9 @@ final class PoolCounters {
 	/**
 	 * After a request found no cached block of its class and got one elsewhere or allocated: every block of the
 	 * class is in use (none was cached), so the blocks reserved are the class's use at that moment. A request that
-	 * allocated and raised the peak is a cold miss. Not counted for a block cut from memory the arena holds for
-	 * every class: that is a hit, and summing the shards' counts on it would share their cache lines.
+	 * allocated and raised the peak is a cold miss. A block cut from memory the arena holds for every class, a hit,
+	 * counts only where its shard never held more of the class: summing the shards' counts on every such hit would
+	 * share their cache lines; a peak that no shard reaches at a high of its own goes uncounted.
 	 */
 	void countUse(int classIndex, boolean allocated) {
 		int slot = slot(classIndex);

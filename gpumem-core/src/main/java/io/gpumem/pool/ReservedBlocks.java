@@ -2,11 +2,14 @@ package io.gpumem.pool;
 
 /**
  * The blocks one arena shard, or the tier above the top class, holds for each class, lent or kept: per slot their
- * count and bytes, side by side, and the bytes of all. Only the holder of its owner's lock writes them, and the array
- * is padded at both ends, so that threads on two shards never write one cache line; {@link PoolCounters} sums the
- * owners' counts.
+ * count, their bytes and the most counted at once, side by side, and the bytes of all. Only the holder of its owner's
+ * lock writes them, and the array is padded at both ends, so that threads on two shards never write one cache line;
+ * {@link PoolCounters} sums the owners' counts.
  */
 final class ReservedBlocks {
+
+	/** Longs a slot takes: its blocks, their bytes, the most blocks at once. */
+	private static final int STRIDE = 3;
 
 	private final int classes;
 
@@ -17,16 +20,24 @@ final class ReservedBlocks {
 
 	ReservedBlocks(int classes) {
 		this.classes = classes;
-		this.all = PoolCounters.PAD + 2 * (classes + 1);
+		this.all = PoolCounters.PAD + STRIDE * (classes + 1);
 		this.counts = new long[this.all + 1 + PoolCounters.PAD];
 	}
 
-	/** Books a block of {@code bytes} of a class (-1 above the top), or one given back for a count of -1. */
-	void add(int classIndex, int buffers, long bytes) {
-		int index = PoolCounters.PAD + 2 * PoolCounters.slot(classIndex, this.classes);
-		this.counts[index] += buffers;
+	/**
+	 * Books a block of {@code bytes} of a class (-1 above the top), or one given back for a count of -1.
+	 * @return whether the class's blocks here are more than ever before
+	 */
+	boolean add(int classIndex, int buffers, long bytes) {
+		int index = index(PoolCounters.slot(classIndex, this.classes));
+		long count = this.counts[index] += buffers;
 		this.counts[index + 1] += buffers * bytes;
 		this.counts[this.all] += buffers * bytes;
+		if (count <= this.counts[index + 2]) {
+			return false;
+		}
+		this.counts[index + 2] = count;
+		return true;
 	}
 
 	/** Bytes of every block booked here. */
@@ -36,12 +47,16 @@ final class ReservedBlocks {
 
 	/** Blocks booked here in a slot ({@link PoolCounters#slot}). */
 	long buffers(int slot) {
-		return this.counts[PoolCounters.PAD + 2 * slot];
+		return this.counts[index(slot)];
 	}
 
 	/** Bytes of the blocks booked here in a slot. */
 	long bytes(int slot) {
-		return this.counts[PoolCounters.PAD + 2 * slot + 1];
+		return this.counts[index(slot) + 1];
+	}
+
+	private static int index(int slot) {
+		return PoolCounters.PAD + STRIDE * slot;
 	}
 
 }

@@ -76,7 +76,7 @@ final class Tiers {
 	/**
 	 * A block the tiers keep for a request of {@code size} bytes ({@link #blockSize}) that missed the hit path,
 	 * in their order, the class's own free list only when blocks have come back since ({@code returned}); null
-	 * when the allocator must be asked. A class the free lists keep counts its use, as they had none of its blocks.
+	 * when the allocator must be asked. A class the free lists keep counts its use: its stripe had none of its blocks.
 	 */
 	Block cached(int classIndex, long size, int home, boolean returned) {
 		if (!this.policy.front(classIndex)) {
