@@ -93,7 +93,7 @@ final class Granules {
 	/** Bytes of the mapped granules that lie wholly in {@code [from, to)}. */
 	long mappedWithin(long from, long to) {
 		long bytes = 0;
-		for (long g = (from + this.granule - 1) / this.granule; (g + 1) * this.granule <= to; g++) {
+		for (long g = firstWithin(from); endsBy(g, to); g++) {
 			bytes += (this.mapped[(int) g] != null) ? this.granule : 0;
 		}
 		return bytes;
@@ -106,7 +106,7 @@ final class Granules {
 	 */
 	long unmapWithin(long from, long to, long bytes, long cutoff, MemoryAllocator allocator) {
 		long released = 0;
-		for (long g = (from + this.granule - 1) / this.granule; (g + 1) * this.granule <= to && released < bytes; g++) {
+		for (long g = firstWithin(from); endsBy(g, to) && released < bytes; g++) {
 			if (this.mapped[(int) g] != null && this.freeSince[(int) g] <= cutoff) {
 				unmap((int) g, allocator);
 				released += this.granule;
@@ -136,6 +136,16 @@ final class Granules {
 		this.range.unmap(g * this.granule, physical);
 		this.mapped[g] = null;
 		allocator.free(physical);
+	}
+
+	/** The first granule that starts at or after {@code from}. */
+	private long firstWithin(long from) {
+		return (from + this.granule - 1) / this.granule;
+	}
+
+	/** Whether granule {@code g} ends at or before {@code to}. */
+	private boolean endsBy(long g, long to) {
+		return (g + 1) * this.granule <= to;
 	}
 
 	private int first(long from) {

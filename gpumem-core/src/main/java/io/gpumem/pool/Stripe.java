@@ -30,8 +30,8 @@ final class Stripe extends StripeState {
 		}
 	}
 
-	/** Padding, in array elements, at both ends of what the lock's holder writes. */
-	private static final int PAD = 16;
+	/** Padding, in array elements, at both ends of what the lock's holder writes: as the pool's counts. */
+	private static final int PAD = PoolCounters.PAD;
 
 	/** Slots left unused at the end of each stack and its stamps: 128 bytes of references, and of longs. */
 	private static final int REF_SLACK = 32;
