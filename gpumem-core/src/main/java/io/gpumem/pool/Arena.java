@@ -17,8 +17,8 @@ import io.gpumem.memory.MemoryAllocator;
  * pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules are mapped as
  * its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives back every free
  * granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given back only whole.
- * One lock guards the spans; a new allocation or range is made outside it, by one thread at a time, while those
- * that find no fit look again before they grow too.
+ * One lock guards the spans, which a free never waits on ({@link ShardLock}); a new allocation or range is made
+ * outside it, by one thread at a time, while those that find no fit look again before they grow too.
  */
 final class Arena extends Padding implements Tier {
 
@@ -32,13 +32,15 @@ final class Arena extends Padding implements Tier {
 	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
 	final ReservedBlocks reserved;
 
+	private final ShardLock lock = new ShardLock(this::free);
+
 	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
 	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
-	private boolean closed;
+	private volatile boolean closed;
 
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
@@ -101,25 +103,24 @@ final class Arena extends Padding implements Tier {
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
 			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize, -1);
-			synchronized (this) {
-				addSegment(segment);
-			}
+			this.lock.locked(() -> addSegment(segment));
 		}
 	}
 
 	/** Frees the block's span at {@code stamp}, coalesced; once closed, gives back each segment as it falls free. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		boolean closed;
-		synchronized (this) {
-			this.reserved.add(block.classIndex, -1, block.size);
-			block.span.segment.spans.free(block.span, stamp);
-			closed = this.closed;
-		}
-		if (closed) {
+		this.lock.free(block, stamp);
+		if (this.closed) {
 			release(Long.MAX_VALUE, Long.MAX_VALUE);
 		}
 		return true;
+	}
+
+	/** Frees the block's span at {@code stamp}, coalesced, under the lock. */
+	private void free(Block block, long stamp) {
+		this.reserved.add(block.classIndex, -1, block.size);
+		block.span.segment.spans.free(block.span, stamp);
 	}
 
 	/**
@@ -128,8 +129,8 @@ final class Arena extends Padding implements Tier {
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = expandable() ? unmapFree(bytes, cutoff) : 0;
-		for (Span.Segment segment : removeFree(bytes, cutoff)) {
+		long released = expandable() ? this.lock.locked(() -> unmapFree(bytes, cutoff)) : 0;
+		for (Span.Segment segment : this.lock.locked(() -> removeFree(bytes, cutoff))) {
 			if (segment.allocation != null) {
 				this.source.allocator.free(segment.allocation);
 				released += segment.size;
@@ -159,23 +160,22 @@ final class Arena extends Padding implements Tier {
 
 	@Override
 	public void close() {
-		synchronized (this) {
-			this.closed = true;
-		}
+		this.closed = true;
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
 	/** Bytes a block of the class would map beyond the free granules this shard unmaps first ({@link #lend}). */
-	synchronized long shortfall(int classIndex, long size) {
-		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
-		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
+	long shortfall(int classIndex, long size) {
+		return this.lock.locked(() -> this.source.shortfall(classIndex, spanSize(size)));
 	}
 
 	/** The memory held in pieces, in the order made: each segment whole, or each run of mapped granules. */
-	synchronized List<Span.Piece> pieces() {
-		List<Span.Piece> pieces = new ArrayList<>();
-		this.segments.forEach((segment) -> pieces.addAll(segment.pieces()));
-		return pieces;
+	List<Span.Piece> pieces() {
+		return this.lock.locked(() -> {
+			List<Span.Piece> pieces = new ArrayList<>();
+			this.segments.forEach((segment) -> pieces.addAll(segment.pieces()));
+			return pieces;
+		});
 	}
 
 	/** The pieces of memory held, their bytes, the bytes free in them, the largest free run and the addresses. */
@@ -190,15 +190,21 @@ final class Arena extends Padding implements Tier {
 
 	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
 	long unmapFree(long bytes) {
-		long released = unmapFree(bytes, Long.MAX_VALUE);
-		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.granules.range.release());
+		long released = this.lock.locked(() -> unmapFree(bytes, Long.MAX_VALUE));
+		this.lock.locked(() -> removeFree(0, Long.MIN_VALUE)).forEach((segment) -> segment.granules.range.release());
 		return released;
 	}
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
-	private synchronized Block takeBlock(int classIndex, long size, boolean mappedOnly) {
-		Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
-		return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
+	private Block takeBlock(int classIndex, long size, boolean mappedOnly) {
+		this.lock.lock();
+		try {
+			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
+			return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
+		}
+		finally {
+			this.lock.unlock();
+		}
 	}
 
 	/**
@@ -231,9 +237,7 @@ final class Arena extends Padding implements Tier {
 	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */
 	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
 		try {
-			synchronized (this) {
-				return lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false);
-			}
+			return this.lock.locked(() -> lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false));
 		}
 		catch (RuntimeException ex) {
 			unmapFree(0);
@@ -260,7 +264,7 @@ final class Arena extends Padding implements Tier {
 	 * Takes out the whole free segments to give back: ranges with nothing mapped, and allocations free since
 	 * {@code cutoff} on the pool's clock, the longest held first, until they cover {@code bytes}.
 	 */
-	private synchronized List<Span.Segment> removeFree(long bytes, long cutoff) {
+	private List<Span.Segment> removeFree(long bytes, long cutoff) {
 		List<Span.Segment> removed = new ArrayList<>();
 		long covered = 0;
 		for (var it = this.segments.iterator(); it.hasNext();) {
@@ -279,7 +283,7 @@ final class Arena extends Padding implements Tier {
 	}
 
 	/** Unmaps the granules wholly in free spans and free since {@code cutoff}, lowest first, until {@code bytes}. */
-	private synchronized long unmapFree(long bytes, long cutoff) {
+	private long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {
 			for (Span span = segment.first; span != null && released < bytes; span = span.next) {
