@@ -9,11 +9,15 @@ import java.util.function.Supplier;
 /**
  * The lock of an arena shard, which a free never waits on: a free that finds it held is queued, and the holder applies
  * the queued frees as it takes the lock and again as it lets go, so that a fit looked for under the lock sees every
- * free queued before, and no free waits behind a cut or a mapping. Not reentrant. Its end is padded, so that two
- * shards' locks side by side never share a cache line.
+ * free queued before, and no free waits behind a cut or a mapping. A taker spins a little before it parks, as HotSpot
+ * does on a monitor: the lock is held for well under a microsecond, and a park and wake-up take tens. Not reentrant.
+ * Its end is padded, so that two shards' locks side by side never share a cache line.
  */
 @SuppressWarnings({ "serial", "unused" })
 final class ShardLock extends AbstractQueuedSynchronizer {
+
+	/** How often a taker finds the lock held before it parks. */
+	private static final int SPINS = 64;
 
 	/** Frees a block's span at a stamp of the pool's clock, under the lock. */
 	private final ObjLongConsumer<Block> free;
@@ -27,7 +31,13 @@ final class ShardLock extends AbstractQueuedSynchronizer {
 	}
 
 	void lock() {
-		acquire(1);
+		for (int spins = SPINS; !tryAcquire(1); spins--) {
+			if (spins == 0) {
+				acquire(1);
+				break;
+			}
+			Thread.onSpinWait();
+		}
 		applyQueued();
 	}
 
@@ -84,7 +94,7 @@ final class ShardLock extends AbstractQueuedSynchronizer {
 
 	@Override
 	protected boolean tryAcquire(int ignored) {
-		return compareAndSetState(0, 1);
+		return getState() == 0 && compareAndSetState(0, 1);
 	}
 
 	@Override
