@@ -32,7 +32,7 @@ final class Arena extends Padding implements Tier {
 	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
 	final ReservedBlocks reserved;
 
-	private final ShardLock lock = new ShardLock(this::free);
+	final ShardLock lock = new ShardLock(this::free);
 
 	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
@@ -119,8 +119,8 @@ final class Arena extends Padding implements Tier {
 
 	/** Frees the block's span at {@code stamp}, coalesced, under the lock. */
 	private void free(Block block, long stamp) {
-		this.reserved.add(block.classIndex, -1, block.size);
 		block.span.segment.spans.free(block.span, stamp);
+		this.reserved.add(block.classIndex, -1, block.size);
 	}
 
 	/**
@@ -149,8 +149,7 @@ final class Arena extends Padding implements Tier {
 	 */
 	@Override
 	public long cachedBytes() {
-		long held = this.segmentBytes;
-		return Math.max(0, held - this.reserved.bytes());
+		return Math.max(0, this.segmentBytes - this.reserved.bytes());
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -197,7 +196,7 @@ final class Arena extends Padding implements Tier {
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private Block takeBlock(int classIndex, long size, boolean mappedOnly) {
-		this.lock.lock();
+		this.lock.lock(); // not locked(...), which would capture the arguments on the hit path
 		try {
 			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
 			return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;

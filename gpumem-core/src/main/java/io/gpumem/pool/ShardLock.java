@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import java.lang.System.Logger;
+import java.lang.System.Logger.Level;
 import java.util.Queue;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.locks.AbstractQueuedSynchronizer;
@@ -10,11 +12,14 @@ import java.util.function.Supplier;
  * The lock of an arena shard, which a free never waits on: a free that finds it held is queued, and the holder applies
  * the queued frees as it takes the lock and again as it lets go, so that a fit looked for under the lock sees every
  * free queued before, and no free waits behind a cut or a mapping. A taker spins a little before it parks, as HotSpot
- * does on a monitor: the lock is held for well under a microsecond, and a park and wake-up take tens. Not reentrant.
- * Its end is padded, so that two shards' locks side by side never share a cache line.
+ * does on a monitor: a cut holds the lock for well under a microsecond, and a park and wake-up take tens. Reentrant,
+ * as the monitor it replaces was, for an allocator that calls back into the pool. Its end is padded, so that two
+ * shards' locks side by side never share a cache line.
  */
 @SuppressWarnings({ "serial", "unused" })
 final class ShardLock extends AbstractQueuedSynchronizer {
+
+	private static final Logger LOG = System.getLogger(ShardLock.class.getName());
 
 	/** How often a taker finds the lock held before it parks. */
 	private static final int SPINS = 64;
@@ -43,15 +48,18 @@ final class ShardLock extends AbstractQueuedSynchronizer {
 
 	/** Lets go of the lock, and takes it again for as long as frees are queued that no other holder applies. */
 	void unlock() {
+		boolean free;
 		do {
-			try {
-				applyQueued();
-			}
-			finally {
-				release(1);
-			}
+			applyQueued();
+			free = release(1);
 		}
-		while (!this.queued.isEmpty() && tryAcquire(1));
+		while (free && !this.queued.isEmpty() && tryAcquire(1));
+	}
+
+	/** Applies the frees queued now, once the lock is free: what is counted after is exact. */
+	void settle() {
+		lock();
+		unlock();
 	}
 
 	/** The value {@code action} answers under the lock. */
@@ -86,21 +94,41 @@ final class ShardLock extends AbstractQueuedSynchronizer {
 		}
 	}
 
+	/** Applies the queued frees; one refused (a span freed twice) is logged: the thread that freed it has gone on. */
 	private void applyQueued() {
 		for (Freed freed = this.queued.poll(); freed != null; freed = this.queued.poll()) {
-			this.free.accept(freed.block, freed.stamp);
+			try {
+				this.free.accept(freed.block, freed.stamp);
+			}
+			catch (RuntimeException ex) {
+				LOG.log(Level.ERROR, "A block given back while its arena shard was busy was refused", ex);
+			}
 		}
 	}
 
 	@Override
 	protected boolean tryAcquire(int ignored) {
-		return getState() == 0 && compareAndSetState(0, 1);
+		int holds = getState();
+		Thread current = Thread.currentThread();
+		if (holds == 0 && compareAndSetState(0, 1)) {
+			setExclusiveOwnerThread(current);
+			return true;
+		}
+		if (holds > 0 && getExclusiveOwnerThread() == current) {
+			setState(holds + 1);
+			return true;
+		}
+		return false;
 	}
 
 	@Override
 	protected boolean tryRelease(int ignored) {
-		setState(0);
-		return true;
+		int holds = getState() - 1;
+		if (holds == 0) {
+			setExclusiveOwnerThread(null);
+		}
+		setState(holds);
+		return holds == 0;
 	}
 
 	private record Freed(Block block, long stamp) {

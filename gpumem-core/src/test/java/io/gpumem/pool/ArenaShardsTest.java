@@ -170,8 +170,10 @@ class ArenaShardsTest {
 			assertThat(gated.entered.await(10, TimeUnit.SECONDS)).as("mapping under the shard's lock").isTrue();
 			CompletableFuture.runAsync(kept::close, this.second).get(10, TimeUnit.SECONDS);
 			assertThat(mapping).as("the close returned while the other thread mapped").isNotDone();
+			assertThat(single.cachedBytes()).as("its span queued, not yet free").isZero();
 			gated.open();
 			PooledBuffer mapped = mapping.get(10, TimeUnit.SECONDS);
+			assertThat(single.cachedBytes()).as("freed by the thread that mapped, as it let go").isEqualTo(4 * MIB);
 			long allocations = gated.allocations.get();
 			single.acquire(4 * MIB).close();
 			assertThat(gated.allocations.get()).as("the closed block's span free and mapped").isEqualTo(allocations);

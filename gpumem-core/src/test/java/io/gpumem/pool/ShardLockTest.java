@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -90,7 +91,42 @@ class ShardLockTest {
 			pool.shutdown();
 		}
 		assertThat(this.overlapped).as("two holders at once, or a free applied twice").isFalse();
-		assertThat(this.applied.cardinality()).as("every free applied, none left queued").isEqualTo(threads * perThread);
+		assertThat(this.applied.cardinality()).as("every free applied, none left queued")
+			.isEqualTo(threads * perThread);
+	}
+
+	/** As the monitor it replaces: an allocator called under the lock may call back into the pool, which locks again. */
+	@Test
+	@Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
+	void theHolderTakesTheLockAgainAndItsOwnFreeIsAppliedAtOnce() throws Exception {
+		this.lock.lock();
+		this.lock.lock();
+		this.lock.free(null, 3);
+		assertThat(this.applied.get(3)).isTrue();
+		this.lock.unlock();
+		this.lock.unlock();
+		CompletableFuture.runAsync(() -> this.lock.free(null, 4)).get(10, TimeUnit.SECONDS);
+		assertThat(this.applied.get(4)).as("let go of, so another thread's free is applied at once").isTrue();
+	}
+
+	@Test
+	void aQueuedFreeThatIsRefusedLeavesTheLockFreeAndTheOthersApplied() throws Exception {
+		BitSet freed = new BitSet();
+		ShardLock refusing = new ShardLock((block, stamp) -> {
+			if (stamp == 1) {
+				throw new IllegalStateException("span freed twice");
+			}
+			freed.set((int) stamp);
+		});
+		refusing.lock();
+		CompletableFuture.runAsync(() -> {
+			refusing.free(null, 1);
+			refusing.free(null, 2);
+		}).get(10, TimeUnit.SECONDS);
+		refusing.unlock();
+		assertThat(freed.get(2)).as("the free queued after the refused one").isTrue();
+		CompletableFuture.runAsync(() -> refusing.free(null, 3)).get(10, TimeUnit.SECONDS);
+		assertThat(freed.get(3)).as("the lock let go of").isTrue();
 	}
 
 	private void enter() {
