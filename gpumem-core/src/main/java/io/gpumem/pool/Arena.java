@@ -177,11 +177,6 @@ final class Arena extends Padding implements Tier {
 		});
 	}
 
-	/** The pieces of memory held, their bytes, the bytes free in them, the largest free run and the addresses. */
-	PoolStatistics.Segments segments() {
-		return PoolStatistics.Segments.of(pieces(), this.segmentBytes, cachedBytes(), addressBytes());
-	}
-
 	/** The addresses reserved for expandable segments; 0 for segments that are allocations. */
 	long addressBytes() {
 		return expandable() ? this.addressBytes : 0;
@@ -196,23 +191,26 @@ final class Arena extends Padding implements Tier {
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private Block takeBlock(int classIndex, long size, boolean mappedOnly) {
+		Span lent;
 		this.lock.lock(); // not locked(...), which would capture the arguments on the hit path
 		try {
 			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
-			return (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
+			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
 		}
 		finally {
 			this.lock.unlock();
 		}
+		return (lent != null) ? lent.block(classIndex) : null;
 	}
 
 	/**
-	 * The block of a span just cut, booked before its granules are mapped ({@link #cachedBytes}), and for a {@code hit}
+	 * A span just cut, lent, booked before its granules are mapped ({@link #cachedBytes}), and for a {@code hit}
 	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}); over a
-	 * range, its granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where it
-	 * is lent, not in holes no request fits; the span is freed and unbooked again if that fails.
+	 * range, its granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where
+	 * it is lent, not in holes no request fits; the span is freed and unbooked again if that fails. Its block is made
+	 * by the caller, outside the lock.
 	 */
-	private Block lend(Span span, int classIndex, boolean hit) {
+	private Span lend(Span span, int classIndex, boolean hit) {
 		Granules granules = span.segment.granules;
 		long mapping = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + span.size) : 0;
 		boolean most = this.reserved.add(classIndex, 1, span.size);
@@ -230,13 +228,15 @@ final class Arena extends Padding implements Tier {
 		if (most && hit) {
 			this.counters.countUse(classIndex, false);
 		}
-		return span.block(classIndex);
+		return span;
 	}
 
 	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */
 	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
 		try {
-			return this.lock.locked(() -> lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false));
+			Span lent = this.lock.locked(() -> lend(segment.spans.cut(addSegment(segment), spanSize), classIndex,
+					false));
+			return lent.block(classIndex);
 		}
 		catch (RuntimeException ex) {
 			unmapFree(0);

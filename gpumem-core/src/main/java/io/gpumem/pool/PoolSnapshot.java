@@ -38,7 +38,8 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 			List<BlockView> blocks = new ArrayList<>(piece.parts().size());
 			for (Span.Part part : piece.parts()) {
 				blocks.add((part.block() != null) ? view.apply(part.block(), part.offset())
-						: new BlockView(part.offset(), part.bytes(), State.FREE, -1, null, List.of()));
+						: new BlockView(part.offset(), part.bytes(), part.lent() ? State.LENT : State.FREE, -1, null,
+								List.of()));
 			}
 			segments.add(new SegmentView(piece.bytes(), blocks));
 		}

@@ -114,7 +114,7 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 			long largest = 0;
 			for (Span.Piece piece : pieces) {
 				for (Span.Part part : piece.parts()) {
-					largest = (part.block() == null) ? Math.max(largest, part.bytes()) : largest;
+					largest = part.lent() ? largest : Math.max(largest, part.bytes());
 				}
 			}
 			return new Segments(pieces.size(), bytes, freeBytes, largest, addressBytes);

@@ -37,7 +37,10 @@ final class Span {
 	/** When it was last freed, on the pool's clock, where it is free. */
 	long freeSince;
 
-	/** The block last made of this span, which keeps it and its leak watcher reachable while lent. */
+	/**
+	 * The block last made of this span, which keeps it and its leak watcher reachable while lent; made and written by
+	 * the thread it is lent to, outside the arena's lock.
+	 */
 	Block block;
 
 	Span(Segment segment, long offset, long size) {
@@ -133,8 +136,8 @@ final class Span {
 				List<Part> parts = new ArrayList<>();
 				for (Span part = span; part != null && part.offset < end; part = part.next) {
 					long from = Math.max(start, part.offset);
-					parts.add(new Part(from - start, Math.min(end, part.offset + part.size) - from,
-							part.free ? null : part.block));
+					parts.add(new Part(from - start, Math.min(end, part.offset + part.size) - from, !part.free,
+							(part.free || part.block == null || part.block.size != part.size) ? null : part.block));
 				}
 				pieces.add(new Piece(end - start, parts));
 			}
@@ -149,9 +152,10 @@ final class Span {
 
 	/**
 	 * The bytes of a span in a {@link Piece}, from {@code offset} in it, as they were when the piece was read:
-	 * {@code block} is the span's block where it was lent, null where it was free.
+	 * {@code block} is the span's block where it was lent and handed out, null where it was free or its block is
+	 * still being made, outside the arena's lock.
 	 */
-	record Part(long offset, long bytes, Block block) {
+	record Part(long offset, long bytes, boolean lent, Block block) {
 	}
 
 }

@@ -29,20 +29,23 @@ class ArenaTest {
 
 	private final PoolCounters counters = new PoolCounters(1, 1);
 
-	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, new AtomicLong(),
+	/** The bytes the arena holds of the allocator. */
+	private final AtomicLong held = new AtomicLong();
+
+	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, this.held,
 			(classIndex) -> false);
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
 		Span a = allocate(100);
-		assertThat(this.arena.segments().segments()).isEqualTo(1);
+		assertThat(segments().segments()).isEqualTo(1);
 		Span b = allocate(300);
 		assertThat(a.segment).isSameAs(b.segment);
 		assertThat(a.offset).isZero();
 		assertThat(a.size).isEqualTo(256);
 		assertThat(b.offset).isEqualTo(256);
 		assertThat(b.size).isEqualTo(512);
-		assertThat(this.arena.segments().segments()).isEqualTo(1);
+		assertThat(segments().segments()).isEqualTo(1);
 		assertThat(this.arena.cachedBytes()).isEqualTo(SEGMENT - 768);
 		assertThat(this.allocator.outstanding()).hasSize(1);
 		assertThat(this.counters.reservedBytes(0)).as("the spans booked for their class").isEqualTo(768);
@@ -63,7 +66,7 @@ class ArenaTest {
 	@Test
 	void aFreedSpanCoalescesWithBothFreeNeighbours() {
 		List<Span> spans = cut(4 * KIB, 4 * KIB, 4 * KIB, 4 * KIB, SEGMENT - 16 * KIB);
-		assertThat(this.arena.segments().segments()).as("the last span fills the segment").isEqualTo(1);
+		assertThat(segments().segments()).as("the last span fills the segment").isEqualTo(1);
 		free(spans.get(0), 0);
 		free(spans.get(2), 0);
 		assertThat(largestFree()).isEqualTo(4 * KIB);
@@ -83,7 +86,7 @@ class ArenaTest {
 		Span second = allocate(SEGMENT);
 		Span third = allocate(SEGMENT / 2);
 		Span pinned = allocate(SEGMENT / 4);
-		assertThat(this.arena.segments().segments()).isEqualTo(3);
+		assertThat(segments().segments()).isEqualTo(3);
 		free(second, 5);
 		free(first, 7);
 		free(third, 9);
@@ -98,7 +101,7 @@ class ArenaTest {
 		free(pinned, 10);
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(SEGMENT);
 		assertThat(this.allocator.outstanding()).isEmpty();
-		assertThat(this.arena.segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0, 0));
+		assertThat(segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0, 0));
 	}
 
 	@Test
@@ -116,15 +119,15 @@ class ArenaTest {
 		Span span = tight.allocate(0, 10 * KIB).span;
 		assertThat(span.segment.allocation.size()).isEqualTo(10 * KIB);
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB));
-		assertThat(tight.segments().segments()).isEqualTo(1);
+		assertThat(tight.pieces()).hasSize(1);
 	}
 
 	@Test
 	void aWarmUpAddsFreeSegmentsWithRoomForTheSpans() {
 		this.arena.grow(20 * KIB, 7);
-		assertThat(this.arena.segments().segments()).as("three spans a segment").isEqualTo(3);
-		assertThat(this.arena.segments().segmentBytes()).isEqualTo(3 * SEGMENT);
-		assertThat(this.arena.cachedBytes()).isEqualTo(this.arena.segments().segmentBytes());
+		assertThat(segments().segments()).as("three spans a segment").isEqualTo(3);
+		assertThat(segments().segmentBytes()).isEqualTo(3 * SEGMENT);
+		assertThat(this.arena.cachedBytes()).isEqualTo(segments().segmentBytes());
 		for (int i = 0; i < 7; i++) {
 			assertThat(this.arena.take(0, 20 * KIB, 0)).isNotNull();
 		}
@@ -155,10 +158,10 @@ class ArenaTest {
 		}
 		assertNoOverlap(lent);
 		long lentBytes = lent.stream().mapToLong((span) -> span.size).sum();
-		assertThat(this.arena.cachedBytes() + lentBytes).isEqualTo(this.arena.segments().segmentBytes());
+		assertThat(this.arena.cachedBytes() + lentBytes).isEqualTo(segments().segmentBytes());
 		assertThat(this.counters.reservedBytes(0)).as("booked as lent").isEqualTo(lentBytes);
 		lent.forEach((span) -> free(span, 0));
-		long held = this.arena.segments().segmentBytes();
+		long held = segments().segmentBytes();
 		assertThat(this.arena.cachedBytes()).isEqualTo(held);
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("each coalesced whole").isEqualTo(held);
 		assertThat(this.allocator.outstanding()).isEmpty();
@@ -169,8 +172,26 @@ class ArenaTest {
 		return this.arena.allocate(0, bytes).span;
 	}
 
+	/** A thread makes its block outside the lock: a snapshot taken meanwhile shows its span lent, not free. */
+	@Test
+	void aLentSpanWhoseBlockIsStillBeingMadeIsNotFree() {
+		Span lent = allocate(SEGMENT / 2);
+		Block made = lent.block;
+		lent.block = null;
+		assertThat(this.arena.pieces().get(0).parts().get(0)).isEqualTo(new Span.Part(0, SEGMENT / 2, true, null));
+		assertThat(largestFree()).as("the other half").isEqualTo(SEGMENT / 2);
+		lent.block = made;
+		assertThat(this.arena.pieces().get(0).parts().get(0).block()).isSameAs(made);
+	}
+
 	private Span take(long bytes) {
 		return this.arena.take(0, bytes, 0).span;
+	}
+
+	/** The arena's pieces as the pool's statistics show them. */
+	private PoolStatistics.Segments segments() {
+		return PoolStatistics.Segments.of(this.arena.pieces(), this.held.get(), this.arena.cachedBytes(),
+				this.arena.addressBytes());
 	}
 
 	private void free(Span span, long stamp) {
@@ -178,7 +199,7 @@ class ArenaTest {
 	}
 
 	private long largestFree() {
-		return this.arena.segments().largestFreeBlock();
+		return segments().largestFreeBlock();
 	}
 
 	private List<Span> cut(long... sizes) {

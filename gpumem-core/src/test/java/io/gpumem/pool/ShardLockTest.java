@@ -95,7 +95,7 @@ class ShardLockTest {
 			.isEqualTo(threads * perThread);
 	}
 
-	/** As the monitor it replaces: an allocator called under the lock may call back into the pool, which locks again. */
+	/** As with the monitor it replaced, an allocator called under the lock may call into the pool and lock again. */
 	@Test
 	@Timeout(value = 10, threadMode = Timeout.ThreadMode.SEPARATE_THREAD)
 	void theHolderTakesTheLockAgainAndItsOwnFreeIsAppliedAtOnce() throws Exception {
