@@ -17,8 +17,8 @@ import io.gpumem.memory.MemoryAllocator;
  * pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules are mapped as
  * its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives back every free
  * granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given back only whole.
- * One lock guards the spans, which a free never waits on ({@link ShardLock}); a new allocation or range is made
- * outside it, by one thread at a time, while those that find no fit look again before they grow too.
+ * One lock guards the spans; a new allocation or range is made outside it, by one thread at a time, while those
+ * that find no fit look again before they grow too.
  */
 final class Arena extends Padding implements Tier {
 
@@ -32,15 +32,13 @@ final class Arena extends Padding implements Tier {
 	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
 	final ReservedBlocks reserved;
 
-	final ShardLock lock = new ShardLock(this::free);
-
 	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
 	private final Object growing = new Object();
 
 	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
-	private volatile boolean closed;
+	private boolean closed;
 
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
@@ -103,24 +101,25 @@ final class Arena extends Padding implements Tier {
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
 			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize, -1);
-			this.lock.locked(() -> addSegment(segment));
+			synchronized (this) {
+				addSegment(segment);
+			}
 		}
 	}
 
 	/** Frees the block's span at {@code stamp}, coalesced; once closed, gives back each segment as it falls free. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		this.lock.free(block, stamp);
-		if (this.closed) {
+		boolean closed;
+		synchronized (this) {
+			block.span.segment.spans.free(block.span, stamp);
+			this.reserved.add(block.classIndex, -1, block.size);
+			closed = this.closed;
+		}
+		if (closed) {
 			release(Long.MAX_VALUE, Long.MAX_VALUE);
 		}
 		return true;
-	}
-
-	/** Frees the block's span at {@code stamp}, coalesced, under the lock. */
-	private void free(Block block, long stamp) {
-		block.span.segment.spans.free(block.span, stamp);
-		this.reserved.add(block.classIndex, -1, block.size);
 	}
 
 	/**
@@ -129,8 +128,8 @@ final class Arena extends Padding implements Tier {
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = expandable() ? this.lock.locked(() -> unmapFree(bytes, cutoff)) : 0;
-		for (Span.Segment segment : this.lock.locked(() -> removeFree(bytes, cutoff))) {
+		long released = expandable() ? unmapFree(bytes, cutoff) : 0;
+		for (Span.Segment segment : removeFree(bytes, cutoff)) {
 			if (segment.allocation != null) {
 				this.source.allocator.free(segment.allocation);
 				released += segment.size;
@@ -149,7 +148,8 @@ final class Arena extends Padding implements Tier {
 	 */
 	@Override
 	public long cachedBytes() {
-		return Math.max(0, this.segmentBytes - this.reserved.bytes());
+		long held = this.segmentBytes;
+		return Math.max(0, held - this.reserved.bytes());
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
@@ -159,22 +159,23 @@ final class Arena extends Padding implements Tier {
 
 	@Override
 	public void close() {
-		this.closed = true;
+		synchronized (this) {
+			this.closed = true;
+		}
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
 	/** Bytes a block of the class would map beyond the free granules this shard unmaps first ({@link #lend}). */
-	long shortfall(int classIndex, long size) {
-		return this.lock.locked(() -> this.source.shortfall(classIndex, spanSize(size)));
+	synchronized long shortfall(int classIndex, long size) {
+		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
+		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
 	}
 
 	/** The memory held in pieces, in the order made: each segment whole, or each run of mapped granules. */
-	List<Span.Piece> pieces() {
-		return this.lock.locked(() -> {
-			List<Span.Piece> pieces = new ArrayList<>();
-			this.segments.forEach((segment) -> pieces.addAll(segment.pieces()));
-			return pieces;
-		});
+	synchronized List<Span.Piece> pieces() {
+		List<Span.Piece> pieces = new ArrayList<>();
+		this.segments.forEach((segment) -> pieces.addAll(segment.pieces()));
+		return pieces;
 	}
 
 	/** The addresses reserved for expandable segments; 0 for segments that are allocations. */
@@ -184,21 +185,17 @@ final class Arena extends Padding implements Tier {
 
 	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
 	long unmapFree(long bytes) {
-		long released = this.lock.locked(() -> unmapFree(bytes, Long.MAX_VALUE));
-		this.lock.locked(() -> removeFree(0, Long.MIN_VALUE)).forEach((segment) -> segment.granules.range.release());
+		long released = unmapFree(bytes, Long.MAX_VALUE);
+		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.granules.range.release());
 		return released;
 	}
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private Block takeBlock(int classIndex, long size, boolean mappedOnly) {
 		Span lent;
-		this.lock.lock(); // not locked(...), which would capture the arguments on the hit path
-		try {
+		synchronized (this) {
 			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
 			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
-		}
-		finally {
-			this.lock.unlock();
 		}
 		return (lent != null) ? lent.block(classIndex) : null;
 	}
@@ -208,12 +205,13 @@ final class Arena extends Padding implements Tier {
 	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}); over a
 	 * range, its granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where
 	 * it is lent, not in holes no request fits; the span is freed and unbooked again if that fails. Its block is made
-	 * by the caller, outside the lock.
+	 * by the caller once it has let go of the lock: a slice and an object, the costliest part of a cut.
 	 */
 	private Span lend(Span span, int classIndex, boolean hit) {
 		Granules granules = span.segment.granules;
 		long mapping = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + span.size) : 0;
 		boolean most = this.reserved.add(classIndex, 1, span.size);
+		span.lend(classIndex);
 		if (mapping > 0) {
 			try {
 				unmapFree(mapping, Long.MAX_VALUE);
@@ -234,8 +232,10 @@ final class Arena extends Padding implements Tier {
 	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */
 	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
 		try {
-			Span lent = this.lock.locked(() -> lend(segment.spans.cut(addSegment(segment), spanSize), classIndex,
-					false));
+			Span lent;
+			synchronized (this) {
+				lent = lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false);
+			}
 			return lent.block(classIndex);
 		}
 		catch (RuntimeException ex) {
@@ -263,7 +263,7 @@ final class Arena extends Padding implements Tier {
 	 * Takes out the whole free segments to give back: ranges with nothing mapped, and allocations free since
 	 * {@code cutoff} on the pool's clock, the longest held first, until they cover {@code bytes}.
 	 */
-	private List<Span.Segment> removeFree(long bytes, long cutoff) {
+	private synchronized List<Span.Segment> removeFree(long bytes, long cutoff) {
 		List<Span.Segment> removed = new ArrayList<>();
 		long covered = 0;
 		for (var it = this.segments.iterator(); it.hasNext();) {
@@ -282,7 +282,7 @@ final class Arena extends Padding implements Tier {
 	}
 
 	/** Unmaps the granules wholly in free spans and free since {@code cutoff}, lowest first, until {@code bytes}. */
-	private long unmapFree(long bytes, long cutoff) {
+	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {
 			for (Span span = segment.first; span != null && released < bytes; span = span.next) {

@@ -157,13 +157,6 @@ final class Arenas implements Tier {
 		return released;
 	}
 
-	/** Applies the frees queued on every shard's lock, so that a trim counts a block closed before it as cached. */
-	void settle() {
-		for (Arena shard : this.shards) {
-			shard.lock.settle();
-		}
-	}
-
 	@Override
 	public long cachedBytes() {
 		long cached = 0;

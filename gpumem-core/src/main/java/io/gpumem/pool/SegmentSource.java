@@ -58,13 +58,9 @@ final class SegmentSource {
 		return this.keeps.test(classIndex) ? this.kept : this.others;
 	}
 
-	/**
-	 * Bytes a span of {@code spanSize} for the class would map beyond the mapped granules lying wholly in free spans,
-	 * which are unmapped first; over expandable segments.
-	 */
-	long shortfall(int classIndex, long spanSize) {
-		long mapping = spans(classIndex).mapping(spanSize, this.step);
-		return (mapping == 0) ? 0 : Math.max(0, mapping - this.kept.mappedFree() - this.others.mappedFree());
+	/** Bytes of the mapped granules lying wholly in free spans, over expandable segments: what can be unmapped. */
+	long mappedFree() {
+		return this.kept.mappedFree() + this.others.mappedFree();
 	}
 
 	/** The size of a segment made for a span of {@code spanSize} bytes. */

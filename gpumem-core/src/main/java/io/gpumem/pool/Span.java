@@ -8,7 +8,7 @@ import io.gpumem.memory.Allocation;
 
 /**
  * A run of bytes of one of the {@link Arena}'s segments, lent or free; its neighbours are the spans just
- * before and after it in the segment. Guarded by the arena's lock.
+ * before and after it in the segment. Guarded by the arena's lock, but for the block of a lent span ({@link #block}).
  */
 final class Span {
 
@@ -38,8 +38,8 @@ final class Span {
 	long freeSince;
 
 	/**
-	 * The block last made of this span, which keeps it and its leak watcher reachable while lent; made and written by
-	 * the thread it is lent to, outside the arena's lock.
+	 * The block last made of this span, which keeps it and its leak watcher reachable while lent; made by the thread
+	 * it is lent to, once that has let go of the arena's lock.
 	 */
 	Block block;
 
@@ -65,14 +65,22 @@ final class Span {
 		return this.free && this.offset == 0 && this.next == null;
 	}
 
-	/** The span as a block of a class, made anew only when the span was cut or merged since it was last lent. */
-	Block block(int classIndex) {
-		Block block = this.block;
-		if (block == null || block.size != this.size || block.classIndex != classIndex) {
-			block = Block.of(this.segment.slice(this.offset, this.size), classIndex, this);
-			this.block = block;
+	/**
+	 * Notes that the span is lent for a class, under the arena's lock: the block last made of it is dropped where it
+	 * does not fit (the span was cut or merged since, or the class differs), for {@link #block} to make anew.
+	 */
+	void lend(int classIndex) {
+		if (this.block != null && (this.block.size != this.size || this.block.classIndex != classIndex)) {
+			this.block = null;
 		}
-		return block;
+	}
+
+	/** The span as a block of the class it is lent for ({@link #lend}), made where there is none. */
+	Block block(int classIndex) {
+		if (this.block == null) {
+			this.block = Block.of(this.segment.slice(this.offset, this.size), classIndex, this);
+		}
+		return this.block;
 	}
 
 	/**
@@ -137,7 +145,7 @@ final class Span {
 				for (Span part = span; part != null && part.offset < end; part = part.next) {
 					long from = Math.max(start, part.offset);
 					parts.add(new Part(from - start, Math.min(end, part.offset + part.size) - from, !part.free,
-							(part.free || part.block == null || part.block.size != part.size) ? null : part.block));
+							part.free ? null : part.block));
 				}
 				pieces.add(new Piece(end - start, parts));
 			}
@@ -152,8 +160,8 @@ final class Span {
 
 	/**
 	 * The bytes of a span in a {@link Piece}, from {@code offset} in it, as they were when the piece was read:
-	 * {@code block} is the span's block where it was lent and handed out, null where it was free or its block is
-	 * still being made, outside the arena's lock.
+	 * whether it was {@code lent}, and its {@code block}, null where it was free or its block was still being made
+	 * ({@link Span#block}).
 	 */
 	record Part(long offset, long bytes, boolean lent, Block block) {
 	}

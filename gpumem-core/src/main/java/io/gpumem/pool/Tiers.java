@@ -178,7 +178,6 @@ final class Tiers {
 	 */
 	synchronized long trim(long keepBytes, long idleNanos) {
 		long cutoff = tick() - idleNanos;
-		this.arena.settle();
 		long released = 0;
 		for (Tier tier : trimOrder()) {
 			long excess = cachedBytes() - keepBytes;
@@ -202,7 +201,8 @@ final class Tiers {
 	}
 
 	/**
-	 * A new shelf of the pool's, trimmed first until it is closed; {@code leaks} watches the buffers it lends again.
+	 * A new shelf of the pool's, trimmed first until it is closed; {@code leaks} watches the buffers it lends
+	 * again.
 	 * @throws IllegalStateException once the tiers are closed
 	 */
 	synchronized KeyedShelf shelf(StratifiedMemoryPool pool, LeakWatch leaks, int maxPerKey) {

@@ -4,20 +4,15 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.host.HostBackend;
-import io.gpumem.memory.Allocation;
-import io.gpumem.memory.MemoryAllocator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -154,37 +149,6 @@ class ArenaShardsTest {
 		large.close();
 	}
 
-	/**
-	 * The issue's rule that frees never wait behind carving: a block closed while another thread maps granules under
-	 * their shard's lock is queued, and the holder frees its span before it lets go of the lock.
-	 */
-	@Test
-	void aBlockClosedWhileItsShardMapsIsFreedByTheThreadMapping() throws Exception {
-		GatedAllocator gated = new GatedAllocator(this.backend.virtualMemory().allocator());
-		StratifiedMemoryPool single = new StratifiedMemoryPool(gated, PoolConfig.builder("single").stripes(1).build());
-		try {
-			PooledBuffer kept = single.acquire(4 * MIB);
-			gated.shut();
-			CompletableFuture<PooledBuffer> mapping = CompletableFuture.supplyAsync(() -> single.acquire(8 * MIB),
-					this.first);
-			assertThat(gated.entered.await(10, TimeUnit.SECONDS)).as("mapping under the shard's lock").isTrue();
-			CompletableFuture.runAsync(kept::close, this.second).get(10, TimeUnit.SECONDS);
-			assertThat(mapping).as("the close returned while the other thread mapped").isNotDone();
-			assertThat(single.cachedBytes()).as("its span queued, not yet free").isZero();
-			gated.open();
-			PooledBuffer mapped = mapping.get(10, TimeUnit.SECONDS);
-			assertThat(single.cachedBytes()).as("freed by the thread that mapped, as it let go").isEqualTo(4 * MIB);
-			long allocations = gated.allocations.get();
-			single.acquire(4 * MIB).close();
-			assertThat(gated.allocations.get()).as("the closed block's span free and mapped").isEqualTo(allocations);
-			mapped.close();
-		}
-		finally {
-			gated.open();
-			single.close();
-		}
-	}
-
 	private void cycle(int times) {
 		for (int i = 0; i < times; i++) {
 			this.pool.acquire(MIB).close();
@@ -204,46 +168,6 @@ class ArenaShardsTest {
 
 	private static void on(ExecutorService thread, Runnable task) {
 		CompletableFuture.runAsync(task, thread).join();
-	}
-
-	/** An allocator whose allocations, once shut, wait until it opens again. */
-	private static final class GatedAllocator extends AllocatorDecorator {
-
-		final CountDownLatch entered = new CountDownLatch(1);
-
-		final AtomicInteger allocations = new AtomicInteger();
-
-		private volatile CountDownLatch gate = new CountDownLatch(0);
-
-		GatedAllocator(MemoryAllocator upstream) {
-			super(upstream);
-		}
-
-		void shut() {
-			this.gate = new CountDownLatch(1);
-		}
-
-		void open() {
-			this.gate.countDown();
-		}
-
-		@Override
-		public Allocation allocate(long bytes) {
-			CountDownLatch waitFor = this.gate;
-			if (waitFor.getCount() > 0) {
-				this.entered.countDown();
-			}
-			try {
-				waitFor.await();
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-				throw new IllegalStateException(ex);
-			}
-			this.allocations.incrementAndGet();
-			return super.allocate(bytes);
-		}
-
 	}
 
 }

@@ -175,11 +175,11 @@ class ArenaTest {
 	/** A thread makes its block outside the lock: a snapshot taken meanwhile shows its span lent, not free. */
 	@Test
 	void aLentSpanWhoseBlockIsStillBeingMadeIsNotFree() {
-		Span lent = allocate(SEGMENT / 2);
+		Span lent = allocate(SEGMENT * 3 / 4);
 		Block made = lent.block;
 		lent.block = null;
-		assertThat(this.arena.pieces().get(0).parts().get(0)).isEqualTo(new Span.Part(0, SEGMENT / 2, true, null));
-		assertThat(largestFree()).as("the other half").isEqualTo(SEGMENT / 2);
+		assertThat(this.arena.pieces().get(0).parts().get(0)).isEqualTo(new Span.Part(0, SEGMENT * 3 / 4, true, null));
+		assertThat(largestFree()).as("the quarter after it").isEqualTo(SEGMENT / 4);
 		lent.block = made;
 		assertThat(this.arena.pieces().get(0).parts().get(0).block()).isSameAs(made);
 	}
