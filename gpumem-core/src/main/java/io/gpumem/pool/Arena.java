@@ -205,7 +205,7 @@ final class Arena extends Padding implements Tier {
 	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}); over a
 	 * range, its granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where
 	 * it is lent, not in holes no request fits; the span is freed and unbooked again if that fails. Its block is made
-	 * by the caller once it has let go of the lock: a slice and an object, the costliest part of a cut.
+	 * by the caller once it has let go of the lock (a slice of the segment and an object).
 	 */
 	private Span lend(Span span, int classIndex, boolean hit) {
 		Granules granules = span.segment.granules;
