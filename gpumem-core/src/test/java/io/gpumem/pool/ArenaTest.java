@@ -168,10 +168,6 @@ class ArenaTest {
 		assertThat(this.counters.reservedBytes(0)).isZero();
 	}
 
-	private Span allocate(long bytes) {
-		return this.arena.allocate(0, bytes).span;
-	}
-
 	/** A thread makes its block outside the lock: a snapshot taken meanwhile shows its span lent, not free. */
 	@Test
 	void aLentSpanWhoseBlockIsStillBeingMadeIsNotFree() {
@@ -182,6 +178,10 @@ class ArenaTest {
 		assertThat(largestFree()).as("the quarter after it").isEqualTo(SEGMENT / 4);
 		lent.block = made;
 		assertThat(this.arena.pieces().get(0).parts().get(0).block()).isSameAs(made);
+	}
+
+	private Span allocate(long bytes) {
+		return this.arena.allocate(0, bytes).span;
 	}
 
 	private Span take(long bytes) {
