@@ -148,8 +148,7 @@ final class Arena extends Padding implements Tier {
 	 */
 	@Override
 	public long cachedBytes() {
-		long held = this.segmentBytes;
-		return Math.max(0, held - this.reserved.bytes());
+		return Math.max(0, this.segmentBytes - this.reserved.bytes());
 	}
 
 	/** Adds nothing: the free spans belong to no class. */
