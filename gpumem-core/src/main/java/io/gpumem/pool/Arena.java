@@ -110,13 +110,7 @@ final class Arena extends Padding implements Tier {
 	/** Frees the block's span at {@code stamp}, coalesced; once closed, gives back each segment as it falls free. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		boolean closed;
-		synchronized (this) {
-			block.span.segment.spans.free(block.span, stamp);
-			this.reserved.add(block.classIndex, -1, block.size);
-			closed = this.closed;
-		}
-		if (closed) {
+		if (free(block.span, stamp)) {
 			release(Long.MAX_VALUE, Long.MAX_VALUE);
 		}
 		return true;
@@ -130,13 +124,7 @@ final class Arena extends Padding implements Tier {
 	public long release(long bytes, long cutoff) {
 		long released = expandable() ? unmapFree(bytes, cutoff) : 0;
 		for (Span.Segment segment : removeFree(bytes, cutoff)) {
-			if (segment.allocation != null) {
-				this.source.allocator.free(segment.allocation);
-				released += segment.size;
-			}
-			else {
-				segment.granules.range.release();
-			}
+			released += segment.release(this.source.allocator);
 		}
 		this.counters.countTrimmed(released);
 		return released;
@@ -185,7 +173,7 @@ final class Arena extends Padding implements Tier {
 	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
 	long unmapFree(long bytes) {
 		long released = unmapFree(bytes, Long.MAX_VALUE);
-		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.granules.range.release());
+		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.release(this.source.allocator));
 		return released;
 	}
 
@@ -196,7 +184,7 @@ final class Arena extends Padding implements Tier {
 			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
 			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
 		}
-		return (lent != null) ? lent.block(classIndex) : null;
+		return (lent != null) ? blockOf(lent) : null;
 	}
 
 	/**
@@ -217,8 +205,7 @@ final class Arena extends Padding implements Tier {
 				hold(granules.map(span.offset, span.offset + span.size, this.source.allocator));
 			}
 			catch (RuntimeException ex) {
-				this.reserved.add(classIndex, -1, span.size);
-				span.segment.spans.free(span, span.freeSince);
+				free(span, span.freeSince);
 				throw ex;
 			}
 		}
@@ -235,12 +222,31 @@ final class Arena extends Padding implements Tier {
 			synchronized (this) {
 				lent = lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false);
 			}
-			return lent.block(classIndex);
+			return blockOf(lent);
 		}
 		catch (RuntimeException ex) {
 			unmapFree(0);
 			throw ex;
 		}
+	}
+
+	/** The lent span's block, made outside the lock; where that fails (a device failed), the span is freed again. */
+	private Block blockOf(Span lent) {
+		try {
+			return lent.block();
+		}
+		catch (RuntimeException ex) {
+			free(lent, lent.freeSince);
+			throw ex;
+		}
+	}
+
+	/** Frees a lent span at {@code stamp} and unbooks it; answers whether the arena is closed. */
+	private synchronized boolean free(Span span, long stamp) {
+		long size = span.size;
+		span.segment.spans.free(span, stamp);
+		this.reserved.add(span.classIndex, -1, size);
+		return this.closed;
 	}
 
 	private void hold(long bytes) {
@@ -284,12 +290,7 @@ final class Arena extends Padding implements Tier {
 	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {
-			for (Span span = segment.first; span != null && released < bytes; span = span.next) {
-				if (span.free) {
-					released += segment.granules.unmapWithin(span.offset, span.offset + span.size, bytes - released,
-							cutoff, this.source.allocator);
-				}
-			}
+			released += segment.unmapFree(bytes - released, cutoff, this.source.allocator);
 		}
 		hold(-released);
 		return released;

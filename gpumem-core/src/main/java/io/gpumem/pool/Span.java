@@ -5,6 +5,7 @@ import java.util.Comparator;
 import java.util.List;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
 
 /**
  * A run of bytes of one of the {@link Arena}'s segments, lent or free; its neighbours are the spans just
@@ -36,6 +37,9 @@ final class Span {
 
 	/** When it was last freed, on the pool's clock, where it is free. */
 	long freeSince;
+
+	/** The class it is lent for (-1 above the top), where it is lent. */
+	int classIndex;
 
 	/**
 	 * The block last made of this span, which keeps it and its leak watcher reachable while lent; made by the thread
@@ -70,15 +74,16 @@ final class Span {
 	 * does not fit (the span was cut or merged since, or the class differs), for {@link #block} to make anew.
 	 */
 	void lend(int classIndex) {
+		this.classIndex = classIndex;
 		if (this.block != null && (this.block.size != this.size || this.block.classIndex != classIndex)) {
 			this.block = null;
 		}
 	}
 
 	/** The span as a block of the class it is lent for ({@link #lend}), made where there is none. */
-	Block block(int classIndex) {
+	Block block() {
 		if (this.block == null) {
-			this.block = Block.of(this.segment.slice(this.offset, this.size), classIndex, this);
+			this.block = Block.of(this.segment.slice(this.offset, this.size), this.classIndex, this);
 		}
 		return this.block;
 	}
@@ -120,6 +125,31 @@ final class Span {
 		/** Bytes the segment holds of the device: all of an allocation, the mapped granules of a range. */
 		long heldBytes() {
 			return (this.granules != null) ? this.granules.mappedBytes() : this.size;
+		}
+
+		/**
+		 * Unmaps the granules of this expandable segment lying wholly in free spans and free since {@code cutoff},
+		 * lowest first, until they cover {@code bytes}; answers the bytes unmapped.
+		 */
+		long unmapFree(long bytes, long cutoff, MemoryAllocator allocator) {
+			long released = 0;
+			for (Span span = this.first; span != null && released < bytes; span = span.next) {
+				if (span.free) {
+					released += this.granules.unmapWithin(span.offset, span.offset + span.size, bytes - released,
+							cutoff, allocator);
+				}
+			}
+			return released;
+		}
+
+		/** Gives the segment back whole, taken out of the arena: its allocation, or its range with nothing mapped. */
+		long release(MemoryAllocator allocator) {
+			if (this.allocation == null) {
+				this.granules.range.release();
+				return 0;
+			}
+			allocator.free(this.allocation);
+			return this.size;
 		}
 
 		Allocation slice(long offset, long bytes) {

@@ -11,6 +11,8 @@ import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.TrackedAllocation;
 import io.gpumem.allocator.TrackingAllocator;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.DeviceHealth;
+import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 
@@ -131,6 +133,19 @@ class ArenaTest {
 		for (int i = 0; i < 7; i++) {
 			assertThat(this.arena.take(0, 20 * KIB, 0)).isNotNull();
 		}
+	}
+
+	@Test
+	void aSpanWhoseBlockCannotBeMadeIsFreedAgain() {
+		HostBackend backend = new HostBackend(64L << 20);
+		Arena failing = new Arena(backend.allocator(MemoryKind.DEVICE), SEGMENT, this.counters, new AtomicLong(),
+				(classIndex) -> false);
+		failing.allocate(0, 10 * KIB);
+		backend.health().fail(DeviceHealth.INJECTED_ERROR, "a kernel", null);
+		assertThatExceptionOfType(GpuDeviceFailedException.class).as("the new span's slice")
+			.isThrownBy(() -> failing.take(0, 10 * KIB, 0));
+		assertThat(this.counters.reservedBytes(0)).as("only the first span booked").isEqualTo(10 * KIB);
+		assertThat(failing.cachedBytes()).isEqualTo(SEGMENT - 10 * KIB);
 	}
 
 	@Test
