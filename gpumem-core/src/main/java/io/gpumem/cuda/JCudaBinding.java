@@ -4,6 +4,12 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
+import com.sun.jna.Library;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Platform;
+import com.sun.jna.ptr.LongByReference;
+
 import jcuda.NativePointerObject;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
@@ -17,12 +23,10 @@ import jcuda.driver.CUmemAccessDesc;
 import jcuda.driver.CUmemAccess_flags;
 import jcuda.driver.CUmemAllocationGranularity_flags;
 import jcuda.driver.CUmemAllocationHandleType;
-import jcuda.driver.CUmemAllocationProp;
 import jcuda.driver.CUmemAllocationType;
 import jcuda.driver.CUmemAttach_flags;
 import jcuda.driver.CUmemLocation;
 import jcuda.driver.CUmemLocationType;
-import jcuda.driver.CUmemGenericAllocationHandle;
 import jcuda.driver.CUmemPoolProps;
 import jcuda.driver.CUmemoryPool;
 import jcuda.driver.CUmodule;
@@ -34,7 +38,8 @@ import jcuda.driver.JCudaDriver;
 import io.gpumem.memory.MemoryInfo;
 
 /**
- * {@link CudaDriver} on JCuda: each method one JCuda call and a check of its result code. The only class
+ * {@link CudaDriver} on JCuda: each method one JCuda call and a check of its result code, but for the calls on
+ * physical memory of virtual-memory management, which go through JNA ({@link PhysicalMemoryCalls}). The only class
  * of gpumem that touches JCuda; loading it loads JCuda's natives and {@code libcuda}.
  */
 final class JCudaBinding implements CudaDriver {
@@ -92,15 +97,15 @@ final class JCudaBinding implements CudaDriver {
 
 	@Override
 	public long allocationGranularity(int device) {
-		long[] granularity = new long[1];
-		check(JCudaDriver.cuMemGetAllocationGranularity(granularity, physical(device),
+		LongByReference granularity = new LongByReference();
+		check(PhysicalMemoryCalls.LOADED.cuMemGetAllocationGranularity(granularity, PhysicalMemoryCalls.pinned(device),
 				CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
-		return granularity[0];
+		return granularity.getValue();
 	}
 
 	@Override
 	public Object reserveAddresses(long bytes) {
-		CUdeviceptr base = new CUdeviceptr();
+		RangeAddress base = new RangeAddress();
 		check(JCudaDriver.cuMemAddressReserve(base, bytes, 0, new CUdeviceptr(), 0), "cuMemAddressReserve");
 		return base;
 	}
@@ -110,21 +115,23 @@ final class JCudaBinding implements CudaDriver {
 		check(JCudaDriver.cuMemAddressFree((CUdeviceptr) base, bytes), "cuMemAddressFree");
 	}
 
+	/** {@inheritDoc} The handle is the driver's number, a {@link Long}. */
 	@Override
 	public Object createPhysical(int device, long bytes) {
-		CUmemGenericAllocationHandle handle = new CUmemGenericAllocationHandle();
-		check(JCudaDriver.cuMemCreate(handle, bytes, physical(device), 0), "cuMemCreate");
-		return handle;
+		LongByReference handle = new LongByReference();
+		check(PhysicalMemoryCalls.LOADED.cuMemCreate(handle, bytes, PhysicalMemoryCalls.pinned(device), 0),
+				"cuMemCreate");
+		return handle.getValue();
 	}
 
 	@Override
 	public void releasePhysical(Object handle) {
-		check(JCudaDriver.cuMemRelease((CUmemGenericAllocationHandle) handle), "cuMemRelease");
+		check(PhysicalMemoryCalls.LOADED.cuMemRelease((Long) handle), "cuMemRelease");
 	}
 
 	@Override
 	public void map(Object address, long bytes, Object handle) {
-		check(JCudaDriver.cuMemMap((CUdeviceptr) address, bytes, 0, (CUmemGenericAllocationHandle) handle, 0),
+		check(PhysicalMemoryCalls.LOADED.cuMemMap(((RangeAddress) address).value(), bytes, 0, (Long) handle, 0),
 				"cuMemMap");
 	}
 
@@ -140,15 +147,6 @@ final class JCudaBinding implements CudaDriver {
 	@Override
 	public void unmap(Object address, long bytes) {
 		check(JCudaDriver.cuMemUnmap((CUdeviceptr) address, bytes), "cuMemUnmap");
-	}
-
-	/** Pinned memory on {@code device}, as the virtual-memory calls ask for it. */
-	private static CUmemAllocationProp physical(int device) {
-		CUmemAllocationProp properties = new CUmemAllocationProp();
-		properties.type = CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED;
-		properties.requestedHandleTypes = CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE;
-		properties.location = new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, device);
-		return properties;
 	}
 
 	@Override
@@ -470,6 +468,66 @@ final class JCudaBinding implements CudaDriver {
 		if (result != CUresult.CUDA_SUCCESS) {
 			throw new CudaException(call, result, CUresult.stringFor(result));
 		}
+	}
+
+	/**
+	 * An address of a range reserved for virtual-memory management, or an offset into one: a JCuda pointer whose
+	 * value can be read, for the calls that go through JNA.
+	 */
+	private static final class RangeAddress extends CUdeviceptr {
+
+		RangeAddress() {
+		}
+
+		private RangeAddress(RangeAddress base, long byteOffset) {
+			super(base, byteOffset);
+		}
+
+		@Override
+		public CUdeviceptr withByteOffset(long byteOffset) {
+			return new RangeAddress(this, byteOffset);
+		}
+
+		long value() {
+			return getNativePointer() + getByteOffset();
+		}
+
+	}
+
+	/**
+	 * The driver's calls that take allocation properties, or the handles of physical memory, made through JNA:
+	 * JCuda 12.6.0 fills the properties' {@code allocFlags} from the wrong object and leaves bytes the driver requires
+	 * zero as the stack held them, which {@code cuMemCreate} refuses with {@code CUDA_ERROR_INVALID_VALUE}
+	 * (docs/gpu-verification.md); a handle is then the driver's number, which JCuda's handle object cannot carry, so
+	 * releasing and mapping it go this way too.
+	 */
+	interface PhysicalMemoryCalls extends Library {
+
+		/** The calls, bound to the driver library that JCuda's natives loaded already. */
+		PhysicalMemoryCalls LOADED = Native.load(Platform.isWindows() ? "nvcuda" : "libcuda.so.1",
+				PhysicalMemoryCalls.class);
+
+		int cuMemGetAllocationGranularity(LongByReference granularity, com.sun.jna.Pointer properties, int option);
+
+		int cuMemCreate(LongByReference handle, long bytes, com.sun.jna.Pointer properties, long flags);
+
+		int cuMemRelease(long handle);
+
+		int cuMemMap(long address, long bytes, long offset, long handle, long flags);
+
+		/**
+		 * {@code CUmemAllocationProp} for pinned memory on {@code device}, zeroed but for the allocation type and
+		 * location: two ints, the location's type and id, the Win32 metadata pointer and eight bytes of flags.
+		 */
+		static com.sun.jna.Pointer pinned(int device) {
+			Memory properties = new Memory(32);
+			properties.clear();
+			properties.setInt(0, CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED);
+			properties.setInt(8, CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE);
+			properties.setInt(12, device);
+			return properties;
+		}
+
 	}
 
 }

@@ -78,7 +78,8 @@ abstract class CudaScenarios {
 	void expandableSegmentsMapAsTheyLendAndTrimToNothing() {
 		VirtualMemory virtualMemory = this.backend.virtualMemory();
 		if (!virtualMemory.supported()) {
-			assertThat(virtualMemory.reason()).contains("CUDA device " + this.backend.deviceId());
+			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
+				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
 			return;
 		}
 		long granule = virtualMemory.allocator().addressSpace().granularity();
