@@ -54,7 +54,8 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 		}
 		catch (LinkageError ex) {
 			return VirtualMemory.unsupported("the virtual-memory calls for CUDA device " + device.ordinal()
-					+ " could not be bound through JNA (net.java.dev.jna:jna on the class path): " + ex);
+					+ " could not be bound through JNA (net.java.dev.jna:jna must be on the class path and load): "
+					+ ex);
 		}
 	}
 

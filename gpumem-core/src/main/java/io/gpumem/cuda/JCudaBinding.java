@@ -503,7 +503,7 @@ final class JCudaBinding implements CudaDriver {
 	 */
 	interface PhysicalMemoryCalls extends Library {
 
-		/** The calls, bound to the driver library that JCuda's natives loaded already. */
+		/** The calls, bound by name to the driver library, the one JCuda's natives link against. */
 		PhysicalMemoryCalls LOADED = Native.load(Platform.isWindows() ? "nvcuda" : "libcuda.so.1",
 				PhysicalMemoryCalls.class);
 

@@ -38,7 +38,7 @@ final class Arena extends Padding implements Tier {
 	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
-	private boolean closed;
+	private volatile boolean closed;
 
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
@@ -107,12 +107,10 @@ final class Arena extends Padding implements Tier {
 		}
 	}
 
-	/** Frees the block's span at {@code stamp}, coalesced; once closed, gives back each segment as it falls free. */
+	/** Frees the block's span at {@code stamp} ({@link #free}). */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		if (free(block.span, stamp)) {
-			release(Long.MAX_VALUE, Long.MAX_VALUE);
-		}
+		free(block.span, stamp);
 		return true;
 	}
 
@@ -146,9 +144,7 @@ final class Arena extends Padding implements Tier {
 
 	@Override
 	public void close() {
-		synchronized (this) {
-			this.closed = true;
-		}
+		this.closed = true;
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
@@ -241,12 +237,16 @@ final class Arena extends Padding implements Tier {
 		}
 	}
 
-	/** Frees a lent span at {@code stamp} and unbooks it; answers whether the arena is closed. */
-	private synchronized boolean free(Span span, long stamp) {
-		long size = span.size;
-		span.segment.spans.free(span, stamp);
-		this.reserved.add(span.classIndex, -1, size);
-		return this.closed;
+	/** Frees a lent span at {@code stamp}, coalesced, and unbooks it; once closed, gives back what falls free. */
+	private void free(Span span, long stamp) {
+		synchronized (this) {
+			long size = span.size;
+			span.segment.spans.free(span, stamp);
+			this.reserved.add(span.classIndex, -1, size);
+		}
+		if (this.closed) {
+			release(Long.MAX_VALUE, Long.MAX_VALUE);
+		}
 	}
 
 	private void hold(long bytes) {
@@ -286,7 +286,7 @@ final class Arena extends Padding implements Tier {
 		return removed;
 	}
 
-	/** Unmaps the granules wholly in free spans and free since {@code cutoff}, lowest first, until {@code bytes}. */
+	/** Unmaps free granules, segment by segment ({@link Span.Segment#unmapFree}), until they cover {@code bytes}. */
 	private synchronized long unmapFree(long bytes, long cutoff) {
 		long released = 0;
 		for (Span.Segment segment : this.segments) {

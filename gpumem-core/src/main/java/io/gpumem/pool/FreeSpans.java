@@ -88,7 +88,10 @@ final class FreeSpans {
 		return span;
 	}
 
-	/** Frees a lent span at {@code stamp}, coalescing it with its free neighbours; its granules are free since then. */
+	/**
+	 * Frees a lent span at {@code stamp}, coalescing it with its free neighbours, free since the later of its stamp and
+	 * theirs (a span whose block could not be made is freed at its old stamp); its granules are free since then.
+	 */
 	void free(Span span, long stamp) {
 		if (span.free) {
 			throw new IllegalStateException("span of " + span.size + " bytes freed twice");
@@ -97,20 +100,23 @@ final class FreeSpans {
 			span.segment.granules.freed(span.offset, span.offset + span.size, stamp);
 		}
 		Span merged = span;
+		long since = stamp;
 		Span before = span.prev;
 		if (before != null && before.free) {
 			remove(before);
 			before.size += merged.size;
 			before.link(merged.next);
 			merged = before;
+			since = Math.max(since, before.freeSince);
 		}
 		Span after = merged.next;
 		if (after != null && after.free) {
 			remove(after);
 			merged.size += after.size;
 			merged.link(after.next);
+			since = Math.max(since, after.freeSince);
 		}
-		merged.freeSince = stamp;
+		merged.freeSince = since;
 		add(merged);
 	}
 

@@ -9,7 +9,8 @@ import io.gpumem.memory.MemoryAllocator;
 
 /**
  * A run of bytes of one of the {@link Arena}'s segments, lent or free; its neighbours are the spans just
- * before and after it in the segment. Guarded by the arena's lock, but for the block of a lent span ({@link #block}).
+ * before and after it in the segment. Guarded by the arena's lock, but for the block of a lent span ({@link #block}),
+ * which the thread it is lent to makes, reading the class it is lent for.
  */
 final class Span {
 

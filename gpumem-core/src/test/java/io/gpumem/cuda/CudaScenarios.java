@@ -72,7 +72,7 @@ abstract class CudaScenarios {
 	/**
 	 * Where the probe of one granule passes, a pool over the device's virtual memory maps granules as it lends,
 	 * takes a copy and a fill across a granule boundary, unmaps a free granule while its neighbour keeps its bytes,
-	 * and trims to nothing; where it does not, the backend says which device and why.
+	 * and trims to nothing; only a device that reports no virtual-memory management keeps fixed segments.
 	 */
 	@Test
 	void expandableSegmentsMapAsTheyLendAndTrimToNothing() {

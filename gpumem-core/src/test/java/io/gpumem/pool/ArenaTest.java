@@ -146,6 +146,8 @@ class ArenaTest {
 			.isThrownBy(() -> failing.take(0, 10 * KIB, 0));
 		assertThat(this.counters.reservedBytes(0)).as("only the first span booked").isEqualTo(10 * KIB);
 		assertThat(failing.cachedBytes()).isEqualTo(SEGMENT - 10 * KIB);
+		assertThat(failing.pieces().get(0).parts()).extracting(Span.Part::lent).as("the rest free in one span")
+			.containsExactly(true, false);
 	}
 
 	@Test
