@@ -106,6 +106,16 @@ class ArenaTest {
 		assertThat(segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0, 0));
 	}
 
+	/** A span freed at an older stamp than its neighbour (one whose block could not be made) is free since the later. */
+	@Test
+	void spansMergedAreFreeSinceTheLaterOfTheirStamps() {
+		List<Span> spans = cut(SEGMENT / 2, SEGMENT / 2);
+		free(spans.get(0), 9);
+		free(spans.get(1), 5);
+		assertThat(this.arena.release(Long.MAX_VALUE, 6)).as("part of it was freed at 9").isZero();
+		assertThat(this.arena.release(Long.MAX_VALUE, 9)).isEqualTo(SEGMENT);
+	}
+
 	@Test
 	void aRequestAboveHalfASegmentGetsASegmentRoundedUpToTheStep() {
 		Span span = allocate(SEGMENT + 1);
