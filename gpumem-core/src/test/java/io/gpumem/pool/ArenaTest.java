@@ -106,7 +106,7 @@ class ArenaTest {
 		assertThat(segments()).isEqualTo(new PoolStatistics.Segments(0, 0, 0, 0, 0));
 	}
 
-	/** A span freed at an older stamp than its neighbour (one whose block could not be made) is free since the later. */
+	/** A span freed at an older stamp than its neighbour (its block could not be made) is free since the later. */
 	@Test
 	void spansMergedAreFreeSinceTheLaterOfTheirStamps() {
 		List<Span> spans = cut(SEGMENT / 2, SEGMENT / 2);
