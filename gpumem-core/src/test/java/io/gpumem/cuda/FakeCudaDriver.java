@@ -3,6 +3,7 @@ package io.gpumem.cuda;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -121,6 +122,12 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	volatile boolean virtualMemorySupported = true;
 
+	/** Nanoseconds {@code cuMemCreate} spends before it answers: none unless set. */
+	private volatile long createNanos;
+
+	/** Nanoseconds {@code cuMemUnmap} spends before it answers: none unless set. */
+	private volatile long unmapNanos;
+
 	/** Held by the virtual-memory calls, which change ranges and handles together. */
 	private final Object mappings = new Object();
 
@@ -183,6 +190,17 @@ public final class FakeCudaDriver implements CudaDriver {
 	 */
 	public FakeCudaDriver withoutVirtualMemory() {
 		this.virtualMemorySupported = false;
+		return this;
+	}
+
+	/**
+	 * Makes {@code cuMemCreate} and {@code cuMemUnmap} take the time given, spent on the calling thread outside every
+	 * lock of the fake, as a real driver's call spends it in the kernel: what growing and unmapping a granule take on
+	 * a GPU, so that a caller who holds a lock across them makes others wait as long as it would there.
+	 */
+	public FakeCudaDriver withVirtualMemoryTimes(Duration create, Duration unmap) {
+		this.createNanos = create.toNanos();
+		this.unmapNanos = unmap.toNanos();
 		return this;
 	}
 
@@ -342,6 +360,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		String call = "cuMemCreate";
 		requireVirtualMemory(call);
 		requireSize(call, bytes);
+		spend(this.createNanos);
 		if (this.refusals.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 			fail(call, CudaException.OUT_OF_MEMORY);
 		}
@@ -395,6 +414,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	public void unmap(Object address, long bytes) {
 		String call = "cuMemUnmap";
 		requireVirtualMemory(call);
+		spend(this.unmapNanos);
 		FakePointer at = (FakePointer) address;
 		synchronized (this.mappings) {
 			List<FakeAddressRange.Physical> unmapped = (at.block.range != null) ? at.block.range.unmap(at.offset, bytes)
@@ -420,6 +440,13 @@ public final class FakeCudaDriver implements CudaDriver {
 			fail(call, NOT_SUPPORTED);
 		}
 		return device;
+	}
+
+	/** Keeps the calling thread busy for {@code nanos}, as a call into the kernel would. */
+	private static void spend(long nanos) {
+		for (long start = System.nanoTime(); System.nanoTime() - start < nanos;) {
+			Thread.onSpinWait();
+		}
 	}
 
 	/** Refuses an offset of the virtual-memory calls that is not a whole number of granules. */
