@@ -17,8 +17,9 @@ import io.gpumem.memory.MemoryAllocator;
  * pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules are mapped as
  * its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives back every free
  * granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given back only whole.
- * One lock guards the spans; a new allocation or range is made outside it, by one thread at a time, while those
- * that find no fit look again before they grow too.
+ * One lock guards the spans. The driver's calls are made outside it ({@link GranuleMapping}): granules are mapped
+ * and segments made by one thread at a time, while those that find no mapped fit meanwhile look again before they
+ * grow too, so that frees and takes of mapped spans never wait behind the driver.
  */
 final class Arena extends Padding implements Tier {
 
@@ -29,10 +30,13 @@ final class Arena extends Padding implements Tier {
 
 	private final PoolCounters counters;
 
+	/** The driver's calls on the granules of its ranges, made outside the lock; null over fixed segments. */
+	private final GranuleMapping mapping;
+
 	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
 	final ReservedBlocks reserved;
 
-	/** Held while a segment is made: requests that find no fit meanwhile look again before they grow too. */
+	/** Held while granules are mapped or a segment is made: requests waiting on it look again before they grow too. */
 	private final Object growing = new Object();
 
 	/** Every segment held, in the order made. */
@@ -52,6 +56,7 @@ final class Arena extends Padding implements Tier {
 	/** An arena of the segments {@link SegmentSource} makes, a class's blocks apart where it {@code keeps} them. */
 	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate keeps) {
 		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
+		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator, this.source.step) : null;
 		this.counters = counters;
 		this.reserved = counters.reserved();
 		this.held = held;
@@ -75,21 +80,17 @@ final class Arena extends Padding implements Tier {
 
 	/**
 	 * A block of at least {@code size} bytes for the class: cut from a free span, with its granules mapped where
-	 * they are not, else from a new segment.
+	 * they are not, else from a new segment. One thread at a time maps or grows, while the others wait and then look
+	 * again for what was freed meanwhile; frees and takes of mapped spans go on.
 	 * @throws GpuOutOfMemoryException if the allocator refuses the memory, even a segment of the span's size
 	 */
 	Block allocate(int classIndex, long size) {
 		long spanSize = spanSize(size);
-		Block block = takeBlock(classIndex, spanSize, false);
-		if (block == null) {
-			synchronized (this.growing) {
-				block = takeBlock(classIndex, spanSize, false);
-				if (block == null) {
-					block = cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
-				}
-			}
+		synchronized (this.growing) {
+			Block block = takeBlock(classIndex, spanSize, true);
+			block = (block != null) ? block : takeBlock(classIndex, spanSize, false);
+			return (block != null) ? block : cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
 		}
-		return block;
 	}
 
 	/**
@@ -120,7 +121,7 @@ final class Arena extends Padding implements Tier {
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = expandable() ? unmapFree(bytes, cutoff) : 0;
+		long released = expandable() ? this.mapping.unmapFree(bytes, cutoff) : 0;
 		for (Span.Segment segment : removeFree(bytes, cutoff)) {
 			released += segment.release(this.source.allocator);
 		}
@@ -148,7 +149,7 @@ final class Arena extends Padding implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes a block of the class would map beyond the free granules this shard unmaps first ({@link #lend}). */
+	/** Bytes a block of the class would map beyond the free granules this shard unmaps first. */
 	synchronized long shortfall(int classIndex, long size) {
 		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
 		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
@@ -168,7 +169,7 @@ final class Arena extends Padding implements Tier {
 
 	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
 	long unmapFree(long bytes) {
-		long released = unmapFree(bytes, Long.MAX_VALUE);
+		long released = this.mapping.unmapFree(bytes, Long.MAX_VALUE);
 		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.release(this.source.allocator));
 		return released;
 	}
@@ -176,35 +177,23 @@ final class Arena extends Padding implements Tier {
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
 	private Block takeBlock(int classIndex, long size, boolean mappedOnly) {
 		Span lent;
+		boolean map;
 		synchronized (this) {
 			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
 			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
+			map = lent != null && !mappedOnly && !lent.mapped();
 		}
-		return (lent != null) ? blockOf(lent) : null;
+		return (lent != null) ? blockOf(lent, map) : null;
 	}
 
 	/**
 	 * A span just cut, lent, booked before its granules are mapped ({@link #cachedBytes}), and for a {@code hit}
-	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}); over a
-	 * range, its granules mapped once as many lying wholly in free spans are unmapped, so that memory is held where
-	 * it is lent, not in holes no request fits; the span is freed and unbooked again if that fails. Its block is made
-	 * by the caller once it has let go of the lock (a slice of the segment and an object).
+	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}). Its
+	 * granules are mapped and its block made by the caller once it has let go of the lock ({@link #blockOf}).
 	 */
 	private Span lend(Span span, int classIndex, boolean hit) {
-		Granules granules = span.segment.granules;
-		long mapping = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + span.size) : 0;
 		boolean most = this.reserved.add(classIndex, 1, span.size);
 		span.lend(classIndex);
-		if (mapping > 0) {
-			try {
-				unmapFree(mapping, Long.MAX_VALUE);
-				hold(granules.map(span.offset, span.offset + span.size, this.source.allocator));
-			}
-			catch (RuntimeException ex) {
-				free(span, span.freeSince);
-				throw ex;
-			}
-		}
 		if (most && hit) {
 			this.counters.countUse(classIndex, false);
 		}
@@ -215,10 +204,12 @@ final class Arena extends Padding implements Tier {
 	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
 		try {
 			Span lent;
+			boolean map;
 			synchronized (this) {
 				lent = lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false);
+				map = !lent.mapped();
 			}
-			return blockOf(lent);
+			return blockOf(lent, map);
 		}
 		catch (RuntimeException ex) {
 			unmapFree(0);
@@ -226,9 +217,15 @@ final class Arena extends Padding implements Tier {
 		}
 	}
 
-	/** The lent span's block, made outside the lock; where that fails (a device failed), the span is freed again. */
-	private Block blockOf(Span lent) {
+	/**
+	 * The lent span's block, made outside the lock once its granules are mapped where they were not, as seen under it
+	 * ({@code map}); where that fails (the device is full or failed), the span is freed again.
+	 */
+	private Block blockOf(Span lent, boolean map) {
 		try {
+			if (map) {
+				this.mapping.map(lent);
+			}
 			return lent.block();
 		}
 		catch (RuntimeException ex) {
@@ -249,7 +246,8 @@ final class Arena extends Padding implements Tier {
 		}
 	}
 
-	private void hold(long bytes) {
+	/** Counts {@code bytes} more held of the device (fewer where negative), under the lock. */
+	void hold(long bytes) {
 		this.segmentBytes += bytes;
 		this.held.addAndGet(bytes);
 	}
@@ -273,7 +271,8 @@ final class Arena extends Padding implements Tier {
 		long covered = 0;
 		for (var it = this.segments.iterator(); it.hasNext();) {
 			Span.Segment segment = it.next();
-			if (segment.first.wholeFreeSegment() && ((segment.granules != null) ? segment.heldBytes() == 0
+			if (segment.first.wholeFreeSegment() && ((segment.granules != null)
+					? segment.heldBytes() == 0 && segment.granules.settled()
 					: covered < bytes && segment.first.freeSince <= cutoff)) {
 				it.remove();
 				segment.spans.remove(segment.first);
@@ -284,16 +283,6 @@ final class Arena extends Padding implements Tier {
 			}
 		}
 		return removed;
-	}
-
-	/** Unmaps free granules, segment by segment ({@link Span.Segment#unmapFree}), until they cover {@code bytes}. */
-	private synchronized long unmapFree(long bytes, long cutoff) {
-		long released = 0;
-		for (Span.Segment segment : this.segments) {
-			released += segment.unmapFree(bytes - released, cutoff, this.source.allocator);
-		}
-		hold(-released);
-		return released;
 	}
 
 }

@@ -1,8 +1,6 @@
 package io.gpumem.pool;
 
-import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.List;
 
 import io.gpumem.memory.AddressRange;
 import io.gpumem.memory.Allocation;
@@ -11,7 +9,7 @@ import io.gpumem.memory.MemoryAllocator;
 /**
  * An expandable segment's memory: a reserved address range and the physical memory mapped into it, one allocation
  * a granule, so that any granule can go back on its own (PyTorch's expandable segments). Guarded by the arena's
- * lock.
+ * lock, but for the driver's calls, which the arena makes outside it on granules marked busy meanwhile.
  */
 final class Granules {
 
@@ -24,6 +22,11 @@ final class Granules {
 	/** Per granule, when a span touching it was last freed, on the pool's clock: an idle trim's measure. */
 	private final long[] freeSince;
 
+	/** Per granule, whether a thread maps or unmaps it outside the arena's lock. */
+	private final boolean[] busy;
+
+	private int busyCount;
+
 	private long mappedBytes;
 
 	Granules(AddressRange range, long granule) {
@@ -31,6 +34,7 @@ final class Granules {
 		this.granule = granule;
 		this.mapped = new Allocation[Math.toIntExact(range.size() / granule)];
 		this.freeSince = new long[this.mapped.length];
+		this.busy = new boolean[this.mapped.length];
 	}
 
 	/** Bytes of the granules mapped. */
@@ -52,35 +56,78 @@ final class Granules {
 		return unmapped;
 	}
 
+	/** Whether a granule that {@code [from, to)} touches is being mapped or unmapped outside the arena's lock. */
+	boolean busy(long from, long to) {
+		for (int g = first(from); g <= last(to) && this.busyCount > 0; g++) {
+			if (this.busy[g]) {
+				return true;
+			}
+		}
+		return false;
+	}
+
+	/** Whether no granule is being mapped or unmapped outside the arena's lock. */
+	boolean settled() {
+		return this.busyCount == 0;
+	}
+
 	/**
-	 * Maps every unmapped granule that {@code [from, to)} touches, each with memory of its own from {@code allocator}.
-	 * @return the bytes newly mapped
+	 * Claims each unmapped granule that {@code [from, to)} touches, none of them {@link #busy}, for the caller to map
+	 * outside the lock ({@link #map}) and then {@link #settle}: no other call touches a claimed granule meanwhile.
+	 */
+	int[] claim(long from, long to) {
+		int[] claimed = new int[last(to) - first(from) + 1];
+		int count = 0;
+		for (int g = first(from); g <= last(to); g++) {
+			if (this.mapped[g] == null) {
+				markBusy(g);
+				claimed[count++] = g;
+			}
+		}
+		return Arrays.copyOf(claimed, count);
+	}
+
+	/**
+	 * Maps the {@code claimed} granules, each with memory of its own from {@code allocator}: driver calls, made
+	 * outside the lock, that change nothing here.
 	 * @throws RuntimeException as the allocator or the range refuses, once those this call mapped are unmapped again
 	 */
-	long map(long from, long to, MemoryAllocator allocator) {
-		List<Integer> added = new ArrayList<>();
+	Allocation[] map(int[] claimed, MemoryAllocator allocator) {
+		Allocation[] physical = new Allocation[claimed.length];
+		int done = 0;
 		try {
-			for (int g = first(from); g <= last(to); g++) {
-				if (this.mapped[g] == null) {
-					Allocation physical = allocator.allocate(this.granule);
-					try {
-						this.range.map(g * this.granule, physical);
-					}
-					catch (RuntimeException ex) {
-						allocator.free(physical);
-						throw ex;
-					}
-					this.mapped[g] = physical;
-					added.add(g);
+			for (; done < claimed.length; done++) {
+				physical[done] = allocator.allocate(this.granule);
+				try {
+					this.range.map(claimed[done] * this.granule, physical[done]);
+				}
+				catch (RuntimeException ex) {
+					allocator.free(physical[done]);
+					throw ex;
 				}
 			}
 		}
 		catch (RuntimeException ex) {
-			added.forEach((g) -> unmap(g, allocator));
+			for (int i = 0; i < done; i++) {
+				unmap(claimed[i], physical[i], allocator);
+			}
 			throw ex;
 		}
-		this.mappedBytes += added.size() * this.granule;
-		return added.size() * this.granule;
+		return physical;
+	}
+
+	/**
+	 * Ends a claim: the granules mapped with {@code physical}, or unmapped as before where it is null (the map failed).
+	 * @return the bytes newly mapped
+	 */
+	long settle(int[] claimed, Allocation[] physical) {
+		for (int i = 0; i < claimed.length; i++) {
+			this.mapped[claimed[i]] = (physical != null) ? physical[i] : null;
+			clearBusy(claimed[i]);
+		}
+		long bytes = (physical != null) ? claimed.length * this.granule : 0;
+		this.mappedBytes += bytes;
+		return bytes;
 	}
 
 	/** Notes that {@code [from, to)} was freed at {@code stamp}: every granule it touches is free since then at most. */
@@ -100,20 +147,39 @@ final class Granules {
 	}
 
 	/**
-	 * Unmaps and frees the mapped granules that lie wholly in {@code [from, to)} and were freed at {@code cutoff} or
-	 * before, in address order, until they cover {@code bytes}.
-	 * @return the bytes given back
+	 * Takes out the mapped granules that lie wholly in {@code [from, to)} and were freed at {@code cutoff} or before,
+	 * in address order, until they cover {@code bytes}, for {@code into} to unmap outside the lock: each counts
+	 * unmapped from now, and busy until unmapped.
+	 * @return the bytes taken out
 	 */
-	long unmapWithin(long from, long to, long bytes, long cutoff, MemoryAllocator allocator) {
-		long released = 0;
-		for (long g = firstWithin(from); endsBy(g, to) && released < bytes; g++) {
-			if (this.mapped[(int) g] != null && this.freeSince[(int) g] <= cutoff) {
-				unmap((int) g, allocator);
-				released += this.granule;
+	long takeFree(long from, long to, long bytes, long cutoff, Unmapping into) {
+		long taken = 0;
+		for (long g = firstWithin(from); endsBy(g, to) && taken < bytes; g++) {
+			int i = (int) g;
+			if (this.mapped[i] != null && this.freeSince[i] <= cutoff) {
+				into.add(this, i, this.mapped[i]);
+				this.mapped[i] = null;
+				markBusy(i);
+				taken += this.granule;
 			}
 		}
-		this.mappedBytes -= released;
-		return released;
+		this.mappedBytes -= taken;
+		return taken;
+	}
+
+	/** Unmaps granule {@code g} from {@code physical}, which is then freed: a driver call, made outside the lock. */
+	void unmap(int g, Allocation physical, MemoryAllocator allocator) {
+		this.range.unmap(g * this.granule, physical);
+		allocator.free(physical);
+	}
+
+	/** Ends what {@link #takeFree} began: granule {@code g} unmapped, or mapped to {@code physical} again. */
+	long settleUnmap(int g, Allocation physical) {
+		this.mapped[g] = physical;
+		clearBusy(g);
+		long bytes = (physical != null) ? this.granule : 0;
+		this.mappedBytes += bytes;
+		return bytes;
 	}
 
 	/** The runs of mapped granules in address order, as {@code [start, end)} pairs. */
@@ -131,11 +197,14 @@ final class Granules {
 		return Arrays.copyOf(runs, count);
 	}
 
-	private void unmap(int g, MemoryAllocator allocator) {
-		Allocation physical = this.mapped[g];
-		this.range.unmap(g * this.granule, physical);
-		this.mapped[g] = null;
-		allocator.free(physical);
+	private void markBusy(int g) {
+		this.busy[g] = true;
+		this.busyCount++;
+	}
+
+	private void clearBusy(int g) {
+		this.busy[g] = false;
+		this.busyCount--;
 	}
 
 	/** The first granule that starts at or after {@code from}. */

@@ -65,6 +65,11 @@ final class Span {
 		}
 	}
 
+	/** Whether every granule the span touches is mapped; always over an allocation. */
+	boolean mapped() {
+		return this.segment.granules == null || this.segment.granules.mapped(this.offset, this.offset + this.size);
+	}
+
 	/** Whether this span is its whole segment, free. */
 	boolean wholeFreeSegment() {
 		return this.free && this.offset == 0 && this.next == null;
@@ -129,18 +134,17 @@ final class Span {
 		}
 
 		/**
-		 * Unmaps the granules of this expandable segment lying wholly in free spans and free since {@code cutoff},
-		 * lowest first, until they cover {@code bytes}; answers the bytes unmapped.
+		 * Takes out the granules of this expandable segment lying wholly in free spans and free since {@code cutoff},
+		 * lowest first, until they cover {@code bytes}, for {@code into} to unmap; answers the bytes taken.
 		 */
-		long unmapFree(long bytes, long cutoff, MemoryAllocator allocator) {
-			long released = 0;
-			for (Span span = this.first; span != null && released < bytes; span = span.next) {
+		long takeFree(long bytes, long cutoff, Unmapping into) {
+			long taken = 0;
+			for (Span span = this.first; span != null && taken < bytes; span = span.next) {
 				if (span.free) {
-					released += this.granules.unmapWithin(span.offset, span.offset + span.size, bytes - released,
-							cutoff, allocator);
+					taken += this.granules.takeFree(span.offset, span.offset + span.size, bytes - taken, cutoff, into);
 				}
 			}
-			return released;
+			return taken;
 		}
 
 		/** Gives the segment back whole, taken out of the arena: its allocation, or its range with nothing mapped. */

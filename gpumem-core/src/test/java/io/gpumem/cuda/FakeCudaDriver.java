@@ -16,6 +16,7 @@ import java.util.WeakHashMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
@@ -122,11 +123,9 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	volatile boolean virtualMemorySupported = true;
 
-	/** Nanoseconds {@code cuMemCreate} spends before it answers: none unless set. */
-	private volatile long createNanos;
-
-	/** Nanoseconds {@code cuMemUnmap} spends before it answers: none unless set. */
-	private volatile long unmapNanos;
+	/** Runs on the calling thread as {@code cuMemCreate} and {@code cuMemUnmap} begin, given the call's name. */
+	private volatile Consumer<String> pause = (call) -> {
+	};
 
 	/** Held by the virtual-memory calls, which change ranges and handles together. */
 	private final Object mappings = new Object();
@@ -199,8 +198,15 @@ public final class FakeCudaDriver implements CudaDriver {
 	 * a GPU, so that a caller who holds a lock across them makes others wait as long as it would there.
 	 */
 	public FakeCudaDriver withVirtualMemoryTimes(Duration create, Duration unmap) {
-		this.createNanos = create.toNanos();
-		this.unmapNanos = unmap.toNanos();
+		return pausingVirtualMemoryCalls((call) -> spend(call.equals("cuMemCreate") ? create : unmap));
+	}
+
+	/**
+	 * Makes {@code cuMemCreate} and {@code cuMemUnmap} run {@code pause} with the call's name as they begin, on the
+	 * calling thread outside every lock of the fake: a test holds a call there to see what other threads can do.
+	 */
+	public FakeCudaDriver pausingVirtualMemoryCalls(Consumer<String> pause) {
+		this.pause = pause;
 		return this;
 	}
 
@@ -360,7 +366,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		String call = "cuMemCreate";
 		requireVirtualMemory(call);
 		requireSize(call, bytes);
-		spend(this.createNanos);
+		this.pause.accept(call);
 		if (this.refusals.getAndUpdate((n) -> Math.max(0, n - 1)) > 0) {
 			fail(call, CudaException.OUT_OF_MEMORY);
 		}
@@ -414,7 +420,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	public void unmap(Object address, long bytes) {
 		String call = "cuMemUnmap";
 		requireVirtualMemory(call);
-		spend(this.unmapNanos);
+		this.pause.accept(call);
 		FakePointer at = (FakePointer) address;
 		synchronized (this.mappings) {
 			List<FakeAddressRange.Physical> unmapped = (at.block.range != null) ? at.block.range.unmap(at.offset, bytes)
@@ -442,9 +448,9 @@ public final class FakeCudaDriver implements CudaDriver {
 		return device;
 	}
 
-	/** Keeps the calling thread busy for {@code nanos}, as a call into the kernel would. */
-	private static void spend(long nanos) {
-		for (long start = System.nanoTime(); System.nanoTime() - start < nanos;) {
+	/** Keeps the calling thread busy for {@code time}, as a call into the kernel would. */
+	private static void spend(Duration time) {
+		for (long start = System.nanoTime(); System.nanoTime() - start < time.toNanos();) {
 			Thread.onSpinWait();
 		}
 	}

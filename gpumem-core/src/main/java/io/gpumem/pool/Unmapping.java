@@ -1,0 +1,55 @@
+package io.gpumem.pool;
+
+import java.util.ArrayList;
+import java.util.List;
+
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
+
+/**
+ * Granules of an arena's expandable segments taken out under its lock ({@link Granules#takeFree}), to unmap outside
+ * it, so that no thread waits on the lock behind the driver.
+ */
+final class Unmapping {
+
+	private final List<Entry> entries = new ArrayList<>();
+
+	/** How many of the entries {@link #run} has unmapped. */
+	private int done;
+
+	void add(Granules granules, int index, Allocation physical) {
+		this.entries.add(new Entry(granules, index, physical));
+	}
+
+	boolean isEmpty() {
+		return this.entries.isEmpty();
+	}
+
+	/**
+	 * Unmaps and frees each granule: driver calls, made outside the lock.
+	 * @throws RuntimeException as the driver refuses; the granules not yet unmapped then stay mapped ({@link #settle})
+	 */
+	void run(MemoryAllocator allocator) {
+		for (; this.done < this.entries.size(); this.done++) {
+			Entry entry = this.entries.get(this.done);
+			entry.granules.unmap(entry.index, entry.physical, allocator);
+		}
+	}
+
+	/**
+	 * Ends the unmapping, under the lock: each granule unmapped, or mapped still where {@link #run} stopped before it.
+	 * @return the bytes still mapped
+	 */
+	long settle() {
+		long mapped = 0;
+		for (int i = 0; i < this.entries.size(); i++) {
+			Entry entry = this.entries.get(i);
+			mapped += entry.granules.settleUnmap(entry.index, (i < this.done) ? null : entry.physical);
+		}
+		return mapped;
+	}
+
+	private record Entry(Granules granules, int index, Allocation physical) {
+	}
+
+}

@@ -1,0 +1,144 @@
+package io.gpumem.pool;
+
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.FakeCudaDriver;
+import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The driver's calls on an arena's granules, made outside its lock: on the fake driver, whose {@code cuMemCreate}
+ * or {@code cuMemUnmap} a test holds while other threads use the arena.
+ */
+class GranuleMappingTest {
+
+	private static final long MIB = 1L << 20;
+
+	private static final long GRANULE = 2 * MIB;
+
+	/** The call held, once armed: {@code cuMemCreate} or {@code cuMemUnmap}. */
+	private final AtomicReference<String> held = new AtomicReference<>();
+
+	/** Counted down as the held call begins. */
+	private final CountDownLatch entered = new CountDownLatch(1);
+
+	/** Lets the held call go on. */
+	private final CountDownLatch resume = new CountDownLatch(1);
+
+	private final FakeCudaDriver driver = new FakeCudaDriver(64 * MIB).pausingVirtualMemoryCalls(this::pause);
+
+	private final CudaBackend backend = CudaBackend.open(this.driver, 0);
+
+	private final MemoryAllocator physical = this.backend.virtualMemory().allocator();
+
+	private final PoolCounters counters = new PoolCounters(1, 1);
+
+	private final AtomicLong heldBytes = new AtomicLong();
+
+	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, this.heldBytes, (classIndex) -> false);
+
+	private final ExecutorService other = Executors.newSingleThreadExecutor();
+
+	@AfterEach
+	void close() throws InterruptedException {
+		this.resume.countDown();
+		this.other.shutdown();
+		assertThat(this.other.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
+		this.arena.close();
+		assertThat(this.driver.usedBytes(0)).as("every granule given back").isZero();
+		this.backend.close();
+	}
+
+	/**
+	 * While one thread maps a granule, a free and a take of a span already mapped go through the arena's lock and
+	 * return; the mapping then completes and its block is usable.
+	 */
+	@Test
+	void aFreeAndATakeOfAMappedSpanDoNotWaitWhileAnotherThreadMaps() throws Exception {
+		Block first = this.arena.allocate(0, MIB);
+		Block middle = this.arena.allocate(0, MIB / 2);
+		Block last = this.arena.allocate(0, MIB / 2);
+		this.arena.giveBack(middle, 0, 0, false);
+		this.held.set("cuMemCreate");
+		Future<Block> growing = this.other.submit(() -> this.arena.allocate(0, 3 * MIB));
+		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the other thread maps").isTrue();
+
+		Block taken = CompletableFuture.supplyAsync(() -> this.arena.take(0, MIB / 2, 0)).get(10, TimeUnit.SECONDS);
+		assertThat(taken).as("the half granule freed, mapped").isNotNull();
+		CompletableFuture.runAsync(() -> this.arena.giveBack(first, 0, 0, false)).get(10, TimeUnit.SECONDS);
+
+		this.resume.countDown();
+		Block grown = growing.get(10, TimeUnit.SECONDS);
+		grown.allocation.fill(0, grown.size, (byte) 7);
+		assertThat(this.heldBytes.get()).as("the first granule and the two the grown block maps")
+			.isEqualTo(3 * GRANULE)
+			.isEqualTo(this.driver.usedBytes(0));
+		assertThat(this.counters.reservedBytes(0)).isEqualTo(MIB / 2 + MIB / 2 + 3 * MIB);
+		for (Block block : new Block[] { taken, last, grown }) {
+			this.arena.giveBack(block, 0, 0, false);
+		}
+	}
+
+	/**
+	 * A request whose span lies on a granule another thread is unmapping waits for the unmap to end and maps the
+	 * granule anew: mapping it while still mapped, the driver would refuse.
+	 */
+	@Test
+	void aSpanOnAGranuleBeingUnmappedWaitsForItAndMapsItAgain() throws Exception {
+		this.arena.giveBack(this.arena.allocate(0, 3 * MIB), 0, 0, false);
+		this.held.set("cuMemUnmap");
+		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
+		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+
+		AtomicReference<Thread> requester = new AtomicReference<>();
+		CompletableFuture<Block> request = CompletableFuture.supplyAsync(() -> {
+			requester.set(Thread.currentThread());
+			return this.arena.allocate(0, MIB);
+		});
+		awaitWaiting(requester);
+		assertThat(request).as("waits for the granule").isNotDone();
+
+		this.resume.countDown();
+		assertThat(trim.get(10, TimeUnit.SECONDS)).as("both granules").isEqualTo(2 * GRANULE);
+		Block block = request.get(10, TimeUnit.SECONDS);
+		block.allocation.fill(0, block.size, (byte) 7);
+		assertThat(this.heldBytes.get()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
+		this.arena.giveBack(block, 0, 0, false);
+	}
+
+	/** Holds the armed call once, on the thread that makes it. */
+	private void pause(String call) {
+		if (this.held.compareAndSet(call, null)) {
+			this.entered.countDown();
+			try {
+				this.resume.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+		}
+	}
+
+	/** Waits until the thread has started and waits on a monitor's condition. */
+	private static void awaitWaiting(AtomicReference<Thread> thread) throws InterruptedException {
+		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+		while (thread.get() == null || thread.get().getState() != Thread.State.WAITING) {
+			assertThat(System.nanoTime()).as("the request waits").isLessThan(deadline);
+			Thread.sleep(1);
+		}
+	}
+
+}
