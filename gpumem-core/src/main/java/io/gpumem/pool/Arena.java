@@ -212,7 +212,9 @@ final class Arena extends Padding implements Tier {
 			return blockOf(lent, map);
 		}
 		catch (RuntimeException ex) {
-			unmapFree(0);
+			if (segment.granules != null) {
+				unmapFree(0);
+			}
 			throw ex;
 		}
 	}

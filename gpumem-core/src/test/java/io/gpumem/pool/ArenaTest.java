@@ -7,13 +7,16 @@ import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
+import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.TrackedAllocation;
 import io.gpumem.allocator.TrackingAllocator;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.Allocation;
 import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -158,6 +161,24 @@ class ArenaTest {
 		assertThat(failing.cachedBytes()).isEqualTo(SEGMENT - 10 * KIB);
 		assertThat(failing.pieces().get(0).parts()).extracting(Span.Part::lent).as("the rest free in one span")
 			.containsExactly(true, false);
+	}
+
+	/** The device fails as a new segment is allocated: its first span is freed, and the failure is what is thrown. */
+	@Test
+	void aSpanOfANewSegmentWhoseBlockCannotBeMadeIsFreedAgain() {
+		HostBackend backend = new HostBackend(64L << 20);
+		MemoryAllocator failingAfter = new AllocatorDecorator(backend.allocator(MemoryKind.DEVICE)) {
+			@Override
+			public Allocation allocate(long bytes) {
+				Allocation allocation = super.allocate(bytes);
+				backend.health().fail(DeviceHealth.INJECTED_ERROR, "a kernel", null);
+				return allocation;
+			}
+		};
+		Arena failing = new Arena(failingAfter, SEGMENT, this.counters, new AtomicLong(), (classIndex) -> false);
+		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> failing.allocate(0, KIB));
+		assertThat(this.counters.reservedBytes(0)).isZero();
+		assertThat(failing.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(false);
 	}
 
 	@Test
