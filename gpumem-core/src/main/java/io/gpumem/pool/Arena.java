@@ -36,7 +36,7 @@ final class Arena extends Padding implements Tier {
 	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
 	final ReservedBlocks reserved;
 
-	/** Held while granules are mapped or a segment is made: requests waiting on it look again before they grow too. */
+	/** Held while a request looks for a fit to map, maps it or makes a segment: those waiting look again first. */
 	private final Object growing = new Object();
 
 	/** Every segment held, in the order made. */
@@ -54,9 +54,11 @@ final class Arena extends Padding implements Tier {
 	private volatile long addressBytes;
 
 	/** An arena of the segments {@link SegmentSource} makes, a class's blocks apart where it {@code keeps} them. */
-	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate keeps) {
+	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate keeps,
+			GranuleMapping.UnderWay unmaps) {
 		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
-		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator, this.source.step) : null;
+		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator, this.source.step, unmaps)
+				: null;
 		this.counters = counters;
 		this.reserved = counters.reserved();
 		this.held = held;
@@ -75,7 +77,7 @@ final class Arena extends Padding implements Tier {
 	/** A block of at least {@code size} bytes for the class, cut from a free span held already; null when none fits. */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		return takeBlock(classIndex, spanSize(size), true);
+		return takeBlock(classIndex, spanSize(size), true, true);
 	}
 
 	/**
@@ -86,11 +88,15 @@ final class Arena extends Padding implements Tier {
 	 */
 	Block allocate(int classIndex, long size) {
 		long spanSize = spanSize(size);
-		synchronized (this.growing) {
-			Block block = takeBlock(classIndex, spanSize, true);
-			block = (block != null) ? block : takeBlock(classIndex, spanSize, false);
-			return (block != null) ? block : cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
+		Block block = takeBlock(classIndex, spanSize, true, false);
+		if (block == null) {
+			synchronized (this.growing) {
+				block = takeBlock(classIndex, spanSize, true, false);
+				block = (block != null || !expandable()) ? block : takeBlock(classIndex, spanSize, false, false);
+				block = (block != null) ? block : cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
+			}
 		}
+		return block;
 	}
 
 	/**
@@ -143,9 +149,13 @@ final class Arena extends Padding implements Tier {
 	public void addCached(long[] buffers, long[] bytes) {
 	}
 
+	/** Gives back what is free, once the granules another thread maps or unmaps are settled. */
 	@Override
 	public void close() {
 		this.closed = true;
+		if (expandable()) {
+			this.mapping.awaitSettled();
+		}
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
@@ -175,12 +185,12 @@ final class Arena extends Padding implements Tier {
 	}
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
-	private Block takeBlock(int classIndex, long size, boolean mappedOnly) {
+	private Block takeBlock(int classIndex, long size, boolean mappedOnly, boolean hit) {
 		Span lent;
 		boolean map;
 		synchronized (this) {
 			Span fit = this.source.spans(classIndex).fit(size, mappedOnly);
-			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, mappedOnly) : null;
+			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, hit) : null;
 			map = lent != null && !mappedOnly && !lent.mapped();
 		}
 		return (lent != null) ? blockOf(lent, map) : null;

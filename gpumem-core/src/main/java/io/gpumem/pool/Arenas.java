@@ -37,6 +37,9 @@ final class Arenas implements Tier {
 	/** The bytes every shard holds of the device, read on every close. */
 	private final AtomicLong held = new AtomicLong();
 
+	/** The bytes every shard has taken out to unmap and not yet unmapped. */
+	private final GranuleMapping.UnderWay unmaps = new GranuleMapping.UnderWay();
+
 	/**
 	 * An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise.
 	 * {@code keeps}: whether the free lists keep a class's blocks.
@@ -46,7 +49,7 @@ final class Arenas implements Tier {
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
 		for (int i = 0; i < count; i++) {
-			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held, keeps);
+			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held, keeps, this.unmaps);
 		}
 	}
 

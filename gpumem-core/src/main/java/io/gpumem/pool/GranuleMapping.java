@@ -1,15 +1,18 @@
 package io.gpumem.pool;
 
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
  * The driver's calls that map and unmap the granules of an {@link Arena}'s expandable segments, made outside the
  * arena's lock on granules claimed under it and marked busy meanwhile, so that no thread waits on the lock behind the
- * driver: frees and fits go on while a thread maps. A thread that needs a busy granule waits on the arena's monitor
- * until it settles; a thread that has claimed granules waits on none, so no two wait on each other.
+ * driver: frees and fits go on while a thread maps. The thread that maps (one at a time, {@link Arena#allocate})
+ * waits on the arena's monitor for the granules of its span that another thread is unmapping; a thread that has
+ * taken granules out waits on none, so no two wait on each other.
  */
 final class GranuleMapping {
 
@@ -23,50 +26,117 @@ final class GranuleMapping {
 
 	private final long granule;
 
-	GranuleMapping(Arena arena, Set<Span.Segment> segments, MemoryAllocator allocator, long granule) {
+	/** The unmaps under way in every shard of the pool. */
+	private final UnderWay unmaps;
+
+	GranuleMapping(Arena arena, Set<Span.Segment> segments, MemoryAllocator allocator, long granule,
+			UnderWay unmaps) {
 		this.arena = arena;
 		this.segments = segments;
 		this.allocator = allocator;
 		this.granule = granule;
+		this.unmaps = unmaps;
 	}
 
 	/**
 	 * Maps the granules a lent span touches that are not mapped, once as many lying wholly in free spans are unmapped,
 	 * so that memory is held where it is lent, not in holes no request fits. The driver's calls are made outside the
-	 * lock, on granules claimed under it once no other thread maps or unmaps them.
+	 * lock, on granules claimed under it once no other thread unmaps them; where the device refuses the memory while
+	 * unmaps are under way, it tries again once they are done.
 	 */
 	void map(Span span) {
 		Granules granules = span.segment.granules;
-		long from = span.offset;
-		long to = from + span.size;
 		int[] claimed;
 		Unmapping room = new Unmapping();
 		synchronized (this.arena) {
-			awaitSettled(granules, from, to);
+			long from = span.offset;
+			long to = from + span.size;
+			await(this.arena, () -> !granules.busy(from, to));
 			claimed = granules.claim(from, to);
 			takeFree(claimed.length * this.granule, Long.MAX_VALUE, room);
 		}
-		Allocation[] physical = null;
+		if (claimed.length == 0) {
+			return;
+		}
+		Allocation[] physical = new Allocation[claimed.length];
 		try {
 			unmap(room);
-			physical = (claimed.length > 0) ? granules.map(claimed, this.allocator) : physical;
+			try {
+				granules.map(claimed, physical, this.allocator);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				if (ex.getSuppressed().length > 0 || !this.unmaps.awaitNone()) {
+					throw ex;
+				}
+				granules.map(claimed, physical, this.allocator);
+			}
 		}
 		finally {
-			if (claimed.length > 0) {
-				synchronized (this.arena) {
-					this.arena.hold(granules.settle(claimed, physical));
-					this.arena.notifyAll();
-				}
+			synchronized (this.arena) {
+				this.arena.hold(granules.settle(claimed, physical));
+				this.arena.notifyAll();
 			}
 		}
 	}
 
-	/** Waits, under the lock, until no other thread maps or unmaps a granule that {@code [from, to)} touches. */
-	private void awaitSettled(Granules granules, long from, long to) {
+	/**
+	 * Unmaps granules free since {@code cutoff}, until they cover {@code bytes}: taken out under the lock
+	 * ({@link #takeFree}), unmapped outside it.
+	 */
+	long unmapFree(long bytes, long cutoff) {
+		Unmapping unmapping = new Unmapping();
+		synchronized (this.arena) {
+			takeFree(bytes, cutoff, unmapping);
+		}
+		return unmapping.bytes() - unmap(unmapping);
+	}
+
+	/** Waits until no granule of the arena is being mapped or unmapped: at close, before its ranges go back. */
+	void awaitSettled() {
+		synchronized (this.arena) {
+			await(this.arena, () -> this.segments.stream().allMatch((segment) -> segment.granules.settled()));
+		}
+	}
+
+	/**
+	 * Takes out the granules lying wholly in free spans since {@code cutoff}, segment by segment, until they cover
+	 * {@code bytes}, for {@code into} to unmap, under the lock: they count as held no more, but as under way.
+	 */
+	private void takeFree(long bytes, long cutoff, Unmapping into) {
+		long taken = 0;
+		for (Span.Segment segment : this.segments) {
+			taken += segment.takeFree(bytes - taken, cutoff, into);
+		}
+		this.arena.hold(-taken);
+		this.unmaps.add(taken);
+	}
+
+	/** Unmaps the granules taken out, outside the lock, then settles them under it: answers the bytes still mapped. */
+	private long unmap(Unmapping unmapping) {
+		if (unmapping.bytes() == 0) {
+			return 0;
+		}
+		long mapped;
+		try {
+			unmapping.run(this.allocator);
+		}
+		finally {
+			synchronized (this.arena) {
+				mapped = unmapping.settle();
+				this.arena.hold(mapped);
+				this.arena.notifyAll();
+			}
+			this.unmaps.add(-unmapping.bytes());
+		}
+		return mapped;
+	}
+
+	/** Waits on {@code monitor}, which the caller holds, until {@code done}, keeping an interrupt for later. */
+	private static void await(Object monitor, BooleanSupplier done) {
 		boolean interrupted = false;
-		while (granules.busy(from, to)) {
+		while (!done.getAsBoolean()) {
 			try {
-				this.arena.wait();
+				monitor.wait();
 			}
 			catch (InterruptedException ex) {
 				interrupted = true;
@@ -78,48 +148,27 @@ final class GranuleMapping {
 	}
 
 	/**
-	 * Unmaps granules free since {@code cutoff}, until they cover {@code bytes}: taken out under the lock
-	 * ({@link #takeFree}), unmapped outside it.
+	 * The bytes every shard of a pool has taken out to unmap and not yet unmapped: memory the device still holds that
+	 * the pool no longer counts, which a map the device refuses meanwhile waits for before it tries again.
 	 */
-	long unmapFree(long bytes, long cutoff) {
-		Unmapping unmapping = new Unmapping();
-		long taken;
-		synchronized (this.arena) {
-			taken = takeFree(bytes, cutoff, unmapping);
-		}
-		return taken - unmap(unmapping);
-	}
+	static final class UnderWay {
 
-	/**
-	 * Takes out the granules lying wholly in free spans since {@code cutoff}, segment by segment, until they cover
-	 * {@code bytes}, for {@code into} to unmap, under the lock: they count as held no more.
-	 */
-	private long takeFree(long bytes, long cutoff, Unmapping into) {
-		long taken = 0;
-		for (Span.Segment segment : this.segments) {
-			taken += segment.takeFree(bytes - taken, cutoff, into);
-		}
-		this.arena.hold(-taken);
-		return taken;
-	}
+		private long bytes;
 
-	/** Unmaps the granules taken out, outside the lock, then settles them under it: answers the bytes still mapped. */
-	private long unmap(Unmapping unmapping) {
-		if (unmapping.isEmpty()) {
-			return 0;
-		}
-		long mapped = 0;
-		try {
-			unmapping.run(this.allocator);
-		}
-		finally {
-			synchronized (this.arena) {
-				mapped = unmapping.settle();
-				this.arena.hold(mapped);
-				this.arena.notifyAll();
+		synchronized void add(long bytes) {
+			this.bytes += bytes;
+			if (this.bytes == 0) {
+				notifyAll();
 			}
 		}
-		return mapped;
+
+		/** Waits until no unmap is under way; answers whether one was. */
+		synchronized boolean awaitNone() {
+			boolean any = this.bytes > 0;
+			await(this, () -> this.bytes == 0);
+			return any;
+		}
+
 	}
 
 }

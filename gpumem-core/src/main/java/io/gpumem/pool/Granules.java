@@ -76,6 +76,7 @@ final class Granules {
 	 * outside the lock ({@link #map}) and then {@link #settle}: no other call touches a claimed granule meanwhile.
 	 */
 	int[] claim(long from, long to) {
+		assert !busy(from, to);
 		int[] claimed = new int[last(to) - first(from) + 1];
 		int count = 0;
 		for (int g = first(from); g <= last(to); g++) {
@@ -88,44 +89,58 @@ final class Granules {
 	}
 
 	/**
-	 * Maps the {@code claimed} granules, each with memory of its own from {@code allocator}: driver calls, made
-	 * outside the lock, that change nothing here.
-	 * @throws RuntimeException as the allocator or the range refuses, once those this call mapped are unmapped again
+	 * Maps the {@code claimed} granules, each with memory of its own from {@code allocator}, into {@code physical}:
+	 * driver calls, made outside the lock, that change nothing here. Where one fails, those mapped before are unmapped
+	 * again, and each left null in {@code physical} but one whose unmap failed too.
+	 * @throws RuntimeException as the allocator or the range refuses, with the unmaps' failures suppressed
 	 */
-	Allocation[] map(int[] claimed, MemoryAllocator allocator) {
-		Allocation[] physical = new Allocation[claimed.length];
+	void map(int[] claimed, Allocation[] physical, MemoryAllocator allocator) {
 		int done = 0;
 		try {
 			for (; done < claimed.length; done++) {
-				physical[done] = allocator.allocate(this.granule);
+				Allocation memory = allocator.allocate(this.granule);
 				try {
-					this.range.map(claimed[done] * this.granule, physical[done]);
+					this.range.map(claimed[done] * this.granule, memory);
 				}
 				catch (RuntimeException ex) {
-					allocator.free(physical[done]);
+					allocator.free(memory);
 					throw ex;
 				}
+				physical[done] = memory;
 			}
 		}
 		catch (RuntimeException ex) {
 			for (int i = 0; i < done; i++) {
-				unmap(claimed[i], physical[i], allocator);
+				try {
+					unmap(claimed[i], physical[i]);
+					allocator.free(physical[i]);
+					physical[i] = null;
+				}
+				catch (RuntimeException unmapping) {
+					ex.addSuppressed(unmapping);
+				}
 			}
 			throw ex;
 		}
-		return physical;
 	}
 
 	/**
-	 * Ends a claim: the granules mapped with {@code physical}, or unmapped as before where it is null (the map failed).
-	 * @return the bytes newly mapped
+	 * Ends a claim or a {@link #takeFree}: each granule mapped to its {@code physical}, or unmapped where that is null.
+	 * @return the bytes left mapped
 	 */
-	long settle(int[] claimed, Allocation[] physical) {
-		for (int i = 0; i < claimed.length; i++) {
-			this.mapped[claimed[i]] = (physical != null) ? physical[i] : null;
-			clearBusy(claimed[i]);
+	long settle(int[] granules, Allocation[] physical) {
+		long bytes = 0;
+		for (int i = 0; i < granules.length; i++) {
+			bytes += settle(granules[i], physical[i]);
 		}
-		long bytes = (physical != null) ? claimed.length * this.granule : 0;
+		return bytes;
+	}
+
+	/** Ends a claim or a {@link #takeFree} of granule {@code g}: see {@link #settle(int[], Allocation[])}. */
+	long settle(int g, Allocation physical) {
+		this.mapped[g] = physical;
+		clearBusy(g);
+		long bytes = (physical != null) ? this.granule : 0;
 		this.mappedBytes += bytes;
 		return bytes;
 	}
@@ -167,19 +182,9 @@ final class Granules {
 		return taken;
 	}
 
-	/** Unmaps granule {@code g} from {@code physical}, which is then freed: a driver call, made outside the lock. */
-	void unmap(int g, Allocation physical, MemoryAllocator allocator) {
+	/** Unmaps granule {@code g}, mapped to {@code physical}: a driver call, made outside the lock. */
+	void unmap(int g, Allocation physical) {
 		this.range.unmap(g * this.granule, physical);
-		allocator.free(physical);
-	}
-
-	/** Ends what {@link #takeFree} began: granule {@code g} unmapped, or mapped to {@code physical} again. */
-	long settleUnmap(int g, Allocation physical) {
-		this.mapped[g] = physical;
-		clearBusy(g);
-		long bytes = (physical != null) ? this.granule : 0;
-		this.mappedBytes += bytes;
-		return bytes;
 	}
 
 	/** The runs of mapped granules in address order, as {@code [start, end)} pairs. */

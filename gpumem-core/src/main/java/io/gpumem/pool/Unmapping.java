@@ -17,22 +17,28 @@ final class Unmapping {
 	/** How many of the entries {@link #run} has unmapped. */
 	private int done;
 
+	private long bytes;
+
 	void add(Granules granules, int index, Allocation physical) {
 		this.entries.add(new Entry(granules, index, physical));
+		this.bytes += physical.size();
 	}
 
-	boolean isEmpty() {
-		return this.entries.isEmpty();
+	/** The bytes of the granules taken out. */
+	long bytes() {
+		return this.bytes;
 	}
 
 	/**
 	 * Unmaps and frees each granule: driver calls, made outside the lock.
-	 * @throws RuntimeException as the driver refuses; the granules not yet unmapped then stay mapped ({@link #settle})
+	 * @throws RuntimeException as the driver refuses; the granules not unmapped then stay mapped ({@link #settle})
 	 */
 	void run(MemoryAllocator allocator) {
-		for (; this.done < this.entries.size(); this.done++) {
+		while (this.done < this.entries.size()) {
 			Entry entry = this.entries.get(this.done);
-			entry.granules.unmap(entry.index, entry.physical, allocator);
+			entry.granules.unmap(entry.index, entry.physical);
+			this.done++;
+			allocator.free(entry.physical);
 		}
 	}
 
@@ -44,7 +50,7 @@ final class Unmapping {
 		long mapped = 0;
 		for (int i = 0; i < this.entries.size(); i++) {
 			Entry entry = this.entries.get(i);
-			mapped += entry.granules.settleUnmap(entry.index, (i < this.done) ? null : entry.physical);
+			mapped += entry.granules.settle(entry.index, (i < this.done) ? null : entry.physical);
 		}
 		return mapped;
 	}

@@ -38,7 +38,7 @@ class ArenaTest {
 	private final AtomicLong held = new AtomicLong();
 
 	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, this.held,
-			(classIndex) -> false);
+			(classIndex) -> false, new GranuleMapping.UnderWay());
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
@@ -129,8 +129,7 @@ class ArenaTest {
 
 	@Test
 	void aSegmentRefusedWholeFallsBackToTheRequestsSize() {
-		Arena tight = new Arena(new LimitingAllocator(this.allocator, SEGMENT / 2), SEGMENT, this.counters,
-				new AtomicLong(), (classIndex) -> false);
+		Arena tight = arena(new LimitingAllocator(this.allocator, SEGMENT / 2));
 		Span span = tight.allocate(0, 10 * KIB).span;
 		assertThat(span.segment.allocation.size()).isEqualTo(10 * KIB);
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB));
@@ -151,8 +150,7 @@ class ArenaTest {
 	@Test
 	void aSpanWhoseBlockCannotBeMadeIsFreedAgain() {
 		HostBackend backend = new HostBackend(64L << 20);
-		Arena failing = new Arena(backend.allocator(MemoryKind.DEVICE), SEGMENT, this.counters, new AtomicLong(),
-				(classIndex) -> false);
+		Arena failing = arena(backend.allocator(MemoryKind.DEVICE));
 		failing.allocate(0, 10 * KIB);
 		backend.health().fail(DeviceHealth.INJECTED_ERROR, "a kernel", null);
 		assertThatExceptionOfType(GpuDeviceFailedException.class).as("the new span's slice")
@@ -175,7 +173,7 @@ class ArenaTest {
 				return allocation;
 			}
 		};
-		Arena failing = new Arena(failingAfter, SEGMENT, this.counters, new AtomicLong(), (classIndex) -> false);
+		Arena failing = arena(failingAfter);
 		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> failing.allocate(0, KIB));
 		assertThat(this.counters.reservedBytes(0)).isZero();
 		assertThat(failing.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(false);
@@ -226,6 +224,12 @@ class ArenaTest {
 		assertThat(largestFree()).as("the quarter after it").isEqualTo(SEGMENT / 4);
 		lent.block = made;
 		assertThat(this.arena.pieces().get(0).parts().get(0).block()).isSameAs(made);
+	}
+
+	/** Another arena of fixed segments, over {@code allocator}, booking its spans in the same counters. */
+	private Arena arena(MemoryAllocator allocator) {
+		return new Arena(allocator, SEGMENT, this.counters, new AtomicLong(), (classIndex) -> false,
+				new GranuleMapping.UnderWay());
 	}
 
 	private Span allocate(long bytes) {

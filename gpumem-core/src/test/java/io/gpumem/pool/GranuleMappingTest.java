@@ -1,10 +1,14 @@
 package io.gpumem.pool;
 
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
@@ -48,7 +52,8 @@ class GranuleMappingTest {
 
 	private final AtomicLong heldBytes = new AtomicLong();
 
-	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, this.heldBytes, (classIndex) -> false);
+	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, this.heldBytes, (classIndex) -> false,
+			new GranuleMapping.UnderWay());
 
 	private final ExecutorService other = Executors.newSingleThreadExecutor();
 
@@ -103,12 +108,7 @@ class GranuleMappingTest {
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
 		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 
-		AtomicReference<Thread> requester = new AtomicReference<>();
-		CompletableFuture<Block> request = CompletableFuture.supplyAsync(() -> {
-			requester.set(Thread.currentThread());
-			return this.arena.allocate(0, MIB);
-		});
-		awaitWaiting(requester);
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, MIB));
 		assertThat(request).as("waits for the granule").isNotDone();
 
 		this.resume.countDown();
@@ -117,6 +117,59 @@ class GranuleMappingTest {
 		block.allocation.fill(0, block.size, (byte) 7);
 		assertThat(this.heldBytes.get()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
 		this.arena.giveBack(block, 0, 0, false);
+	}
+
+	/**
+	 * A device full but for the granules a trim is unmapping: a request the device refuses meanwhile waits for the
+	 * unmap and tries again, rather than fail while the memory it needs is on its way back.
+	 */
+	@Test
+	void aMapTheDeviceRefusesWhileGranulesAreUnmappedTriesAgainOnceTheyAre() throws Exception {
+		List<Block> blocks = new ArrayList<>();
+		for (long held = 0; held < 64 * MIB; held += GRANULE) {
+			blocks.add(this.arena.allocate(0, GRANULE));
+		}
+		this.arena.giveBack(blocks.remove(2), 0, 0, false);
+		this.arena.giveBack(blocks.remove(0), 0, 0, false);
+		this.held.set("cuMemUnmap");
+		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
+		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
+		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
+
+		this.resume.countDown();
+		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
+		blocks.add(request.get(10, TimeUnit.SECONDS));
+		assertThat(this.heldBytes.get()).isEqualTo(64 * MIB).isEqualTo(this.driver.usedBytes(0));
+		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
+	}
+
+	/**
+	 * While a trim unmaps a range's last granules, another trim leaves the range reserved, and a close waits for the
+	 * unmap; then everything is given back.
+	 */
+	@Test
+	void aRangeWhoseGranulesAreBeingUnmappedGoesBackOnlyOnceTheyAre() throws Exception {
+		this.arena.giveBack(this.arena.allocate(0, 3 * MIB), 0, 0, false);
+		long range = this.arena.addressBytes();
+		this.held.set("cuMemUnmap");
+		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
+		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("nothing left to unmap").isZero();
+		assertThat(this.arena.addressBytes()).as("the range kept").isEqualTo(range);
+		FutureTask<Block> close = waiting(() -> {
+			this.arena.close();
+			return null;
+		});
+		assertThat(close).as("waits for the unmap").isNotDone();
+
+		this.resume.countDown();
+		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
+		close.get(10, TimeUnit.SECONDS);
+		assertThat(this.arena.addressBytes()).isZero();
+		assertThat(this.driver.usedBytes(0)).isZero();
 	}
 
 	/** Holds the armed call once, on the thread that makes it. */
@@ -132,13 +185,17 @@ class GranuleMappingTest {
 		}
 	}
 
-	/** Waits until the thread has started and waits on a monitor's condition. */
-	private static void awaitWaiting(AtomicReference<Thread> thread) throws InterruptedException {
+	/** Runs {@code request} on a thread of its own, once that waits on a monitor or has ended. */
+	private static FutureTask<Block> waiting(Callable<Block> request) throws InterruptedException {
+		FutureTask<Block> task = new FutureTask<>(request);
+		Thread thread = new Thread(task, "request");
+		thread.start();
 		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (thread.get() == null || thread.get().getState() != Thread.State.WAITING) {
+		while (!task.isDone() && thread.getState() != Thread.State.WAITING) {
 			assertThat(System.nanoTime()).as("the request waits").isLessThan(deadline);
 			Thread.sleep(1);
 		}
+		return task;
 	}
 
 }
