@@ -89,14 +89,14 @@ final class Arena extends Padding implements Tier {
 	Block allocate(int classIndex, long size) {
 		long spanSize = spanSize(size);
 		Block block = takeBlock(classIndex, spanSize, true, false);
-		if (block == null) {
-			synchronized (this.growing) {
-				block = takeBlock(classIndex, spanSize, true, false);
-				block = (block != null || !expandable()) ? block : takeBlock(classIndex, spanSize, false, false);
-				block = (block != null) ? block : cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
-			}
+		if (block != null) {
+			return block;
 		}
-		return block;
+		synchronized (this.growing) {
+			block = takeBlock(classIndex, spanSize, true, false);
+			block = (block != null || !expandable()) ? block : takeBlock(classIndex, spanSize, false, false);
+			return (block != null) ? block : cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
+		}
 	}
 
 	/**
