@@ -123,7 +123,7 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	volatile boolean virtualMemorySupported = true;
 
-	/** Runs on the calling thread as {@code cuMemCreate} and {@code cuMemUnmap} begin, given the call's name. */
+	/** Runs on the calling thread as {@code cuMemAlloc}, {@code cuMemCreate} and {@code cuMemUnmap} begin. */
 	private volatile Consumer<String> pause = (call) -> {
 	};
 
@@ -193,19 +193,25 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	/**
-	 * Makes {@code cuMemCreate} and {@code cuMemUnmap} take the time given, spent on the calling thread outside every
-	 * lock of the fake, as a real driver's call spends it in the kernel: what growing and unmapping a granule take on
-	 * a GPU, so that a caller who holds a lock across them makes others wait as long as it would there.
+	 * Makes {@code cuMemAlloc}, {@code cuMemCreate} and {@code cuMemUnmap} take the time given, spent on the calling
+	 * thread outside every lock of the fake, as a real driver's call spends it in the kernel: what allocating and
+	 * freeing a segment, growing by a granule and unmapping one take on a GPU, so that a caller who holds a lock across
+	 * them makes others wait as long as it would there.
 	 */
-	public FakeCudaDriver withVirtualMemoryTimes(Duration create, Duration unmap) {
-		return pausingVirtualMemoryCalls((call) -> spend(call.equals("cuMemCreate") ? create : unmap));
+	public FakeCudaDriver withMemoryCallTimes(Duration alloc, Duration create, Duration unmap) {
+		return pausingMemoryCalls((call) -> spend(switch (call) {
+			case "cuMemAlloc" -> alloc;
+			case "cuMemCreate" -> create;
+			default -> unmap;
+		}));
 	}
 
 	/**
-	 * Makes {@code cuMemCreate} and {@code cuMemUnmap} run {@code pause} with the call's name as they begin, on the
-	 * calling thread outside every lock of the fake: a test holds a call there to see what other threads can do.
+	 * Makes {@code cuMemAlloc}, {@code cuMemCreate} and {@code cuMemUnmap} run {@code pause} with the call's name as
+	 * they begin, on the calling thread outside every lock of the fake: a test holds a call there to see what other
+	 * threads can do.
 	 */
-	public FakeCudaDriver pausingVirtualMemoryCalls(Consumer<String> pause) {
+	public FakeCudaDriver pausingMemoryCalls(Consumer<String> pause) {
 		this.pause = pause;
 		return this;
 	}
@@ -520,6 +526,7 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	@Override
 	public Object allocateDevice(long bytes) {
+		this.pause.accept("cuMemAlloc");
 		return allocate("cuMemAlloc", bytes, true);
 	}
 

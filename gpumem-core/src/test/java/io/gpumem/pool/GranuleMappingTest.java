@@ -42,7 +42,7 @@ class GranuleMappingTest {
 	/** Lets the held call go on. */
 	private final CountDownLatch resume = new CountDownLatch(1);
 
-	private final FakeCudaDriver driver = new FakeCudaDriver(64 * MIB).pausingVirtualMemoryCalls(this::pause);
+	private final FakeCudaDriver driver = new FakeCudaDriver(64 * MIB).pausingMemoryCalls(this::pause);
 
 	private final CudaBackend backend = CudaBackend.open(this.driver, 0);
 
