@@ -107,8 +107,10 @@ final class GranuleMapping {
 		for (Span.Segment segment : this.segments) {
 			taken += segment.takeFree(bytes - taken, cutoff, into);
 		}
-		this.arena.hold(-taken);
-		this.unmaps.add(taken);
+		if (taken > 0) {
+			this.arena.hold(-taken);
+			this.unmaps.add(taken);
+		}
 	}
 
 	/** Unmaps the granules taken out, outside the lock, then settles them under it: answers the bytes still mapped. */
