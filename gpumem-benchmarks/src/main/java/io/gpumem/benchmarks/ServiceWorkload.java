@@ -35,7 +35,9 @@ import io.gpumem.memory.ByteSizes;
  * lender ({@link Lender}) serves the same requests in one run, at every worker count:
  * <ul>
  * <li>req/s, from the first request queued to the last answered;</li>
- * <li>peak lent: the most bytes requested and not yet closed at once; peak held: the most the lender
+ * <li>peak lent: the most bytes lent at once, a buffer counted from the return of its acquire to the return of
+ * its close, while the lender has it out (counted down before the close, a thread preempted or waiting in
+ * it would hold memory that no count shows); peak held: the most the lender
  * held from the device at once (for Netty, the direct memory of its chunks, sampled after every
  * request's acquires); held / lent, where 1.0 is the physical limit;</li>
  * <li>fresh allocations: calls to the backend's allocator (on a GPU, each a {@code cuMemAlloc}, or for
@@ -185,8 +187,8 @@ public final class ServiceWorkload {
 						}
 						LockSupport.parkNanos(options.holdMicros * 1000L);
 						for (int i = 0; i < sizes.length; i++) {
-							lent.addAndGet(-sizes[i]);
 							lender.release(handles[i]);
+							lent.addAndGet(-sizes[i]);
 						}
 					}
 					catch (Throwable ex) {
