@@ -42,7 +42,7 @@ final class GranuleMapping {
 	 * Maps the granules a lent span touches that are not mapped, once as many lying wholly in free spans are unmapped,
 	 * so that memory is held where it is lent, not in holes no request fits. The driver's calls are made outside the
 	 * lock, on granules claimed under it once no other thread unmaps them; where the device refuses the memory while
-	 * unmaps are under way, it tries again once they are done.
+	 * unmaps are under way, it tries again once those are done.
 	 */
 	void map(Span span) {
 		Granules granules = span.segment.granules;
@@ -65,7 +65,7 @@ final class GranuleMapping {
 				granules.map(claimed, physical, this.allocator);
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (ex.getSuppressed().length > 0 || !this.unmaps.awaitNone()) {
+				if (ex.getSuppressed().length > 0 || !this.unmaps.awaitUnderWay()) {
 					throw ex;
 				}
 				granules.map(claimed, physical, this.allocator);
@@ -157,17 +157,26 @@ final class GranuleMapping {
 
 		private long bytes;
 
+		/** The bytes whose unmap has ended, ever. */
+		private long ended;
+
+		/** Counts {@code bytes} taken out to unmap, or where negative, unmapped. */
 		synchronized void add(long bytes) {
 			this.bytes += bytes;
-			if (this.bytes == 0) {
+			if (bytes < 0) {
+				this.ended -= bytes;
 				notifyAll();
 			}
 		}
 
-		/** Waits until no unmap is under way; answers whether one was. */
-		synchronized boolean awaitNone() {
+		/**
+		 * Waits until as many bytes have been unmapped as are under way now, not for unmaps begun meanwhile, which
+		 * could keep a busy pool's request waiting for ever; answers whether any were under way.
+		 */
+		synchronized boolean awaitUnderWay() {
+			long target = this.ended + this.bytes;
 			boolean any = this.bytes > 0;
-			await(this, () -> this.bytes == 0);
+			await(this, () -> this.ended >= target);
 			return any;
 		}
 

@@ -33,16 +33,18 @@ class GranuleMappingTest {
 
 	private static final long GRANULE = 2 * MIB;
 
-	/** The call held, once armed: {@code cuMemCreate} or {@code cuMemUnmap}. */
-	private final AtomicReference<String> held = new AtomicReference<>();
+	/** The first call held, once armed. */
+	private final Hold hold = new Hold();
 
-	/** Counted down as the held call begins. */
-	private final CountDownLatch entered = new CountDownLatch(1);
+	/** A second call held, once armed, while the first is. */
+	private final Hold secondHold = new Hold();
 
-	/** Lets the held call go on. */
-	private final CountDownLatch resume = new CountDownLatch(1);
-
-	private final FakeCudaDriver driver = new FakeCudaDriver(64 * MIB).pausingMemoryCalls(this::pause);
+	private final FakeCudaDriver driver = new FakeCudaDriver(64 * MIB)
+		.pausingMemoryCalls((call) -> {
+			if (!this.hold.pause(call)) {
+				this.secondHold.pause(call);
+			}
+		});
 
 	private final CudaBackend backend = CudaBackend.open(this.driver, 0);
 
@@ -59,7 +61,8 @@ class GranuleMappingTest {
 
 	@AfterEach
 	void close() throws InterruptedException {
-		this.resume.countDown();
+		this.hold.resume.countDown();
+		this.secondHold.resume.countDown();
 		this.other.shutdown();
 		assertThat(this.other.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
 		this.arena.close();
@@ -77,15 +80,15 @@ class GranuleMappingTest {
 		Block middle = this.arena.allocate(0, MIB / 2);
 		Block last = this.arena.allocate(0, MIB / 2);
 		this.arena.giveBack(middle, 0, 0, false);
-		this.held.set("cuMemCreate");
+		this.hold.call.set("cuMemCreate");
 		Future<Block> growing = this.other.submit(() -> this.arena.allocate(0, 3 * MIB));
-		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the other thread maps").isTrue();
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the other thread maps").isTrue();
 
 		Block taken = CompletableFuture.supplyAsync(() -> this.arena.take(0, MIB / 2, 0)).get(10, TimeUnit.SECONDS);
 		assertThat(taken).as("the half granule freed, mapped").isNotNull();
 		CompletableFuture.runAsync(() -> this.arena.giveBack(first, 0, 0, false)).get(10, TimeUnit.SECONDS);
 
-		this.resume.countDown();
+		this.hold.resume.countDown();
 		Block grown = growing.get(10, TimeUnit.SECONDS);
 		grown.allocation.fill(0, grown.size, (byte) 7);
 		assertThat(this.heldBytes.get()).as("the first granule and the two the grown block maps")
@@ -104,14 +107,14 @@ class GranuleMappingTest {
 	@Test
 	void aSpanOnAGranuleBeingUnmappedWaitsForItAndMapsItAgain() throws Exception {
 		this.arena.giveBack(this.arena.allocate(0, 3 * MIB), 0, 0, false);
-		this.held.set("cuMemUnmap");
+		this.hold.call.set("cuMemUnmap");
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
-		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 
 		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, MIB));
 		assertThat(request).as("waits for the granule").isNotDone();
 
-		this.resume.countDown();
+		this.hold.resume.countDown();
 		assertThat(trim.get(10, TimeUnit.SECONDS)).as("both granules").isEqualTo(2 * GRANULE);
 		Block block = request.get(10, TimeUnit.SECONDS);
 		block.allocation.fill(0, block.size, (byte) 7);
@@ -131,17 +134,53 @@ class GranuleMappingTest {
 		}
 		this.arena.giveBack(blocks.remove(2), 0, 0, false);
 		this.arena.giveBack(blocks.remove(0), 0, 0, false);
-		this.held.set("cuMemUnmap");
+		this.hold.call.set("cuMemUnmap");
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
-		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 
 		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
 		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
 
-		this.resume.countDown();
+		this.hold.resume.countDown();
 		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
 		blocks.add(request.get(10, TimeUnit.SECONDS));
 		assertThat(this.heldBytes.get()).isEqualTo(64 * MIB).isEqualTo(this.driver.usedBytes(0));
+		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
+	}
+
+	/**
+	 * A request the full device refuses while a trim unmaps waits for that trim's granules only: an unmap begun
+	 * meanwhile by another trim, still under way, does not keep it waiting.
+	 */
+	@Test
+	void aMapTheDeviceRefusesWaitsOnlyForTheUnmapsUnderWayWhenRefused() throws Exception {
+		List<Block> blocks = new ArrayList<>();
+		for (long held = 0; held < 64 * MIB; held += GRANULE) {
+			blocks.add(this.arena.allocate(0, GRANULE));
+		}
+		this.arena.giveBack(blocks.remove(2), 0, 0, false);
+		this.arena.giveBack(blocks.remove(0), 0, 0, false);
+		this.hold.call.set("cuMemUnmap");
+		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
+		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
+
+		this.arena.giveBack(blocks.remove(blocks.size() - 1), 0, 0, false);
+		this.secondHold.call.set("cuMemUnmap");
+		FutureTask<Block> laterTrim = waiting(() -> {
+			this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE);
+			return null;
+		});
+		assertThat(this.secondHold.entered.await(10, TimeUnit.SECONDS)).as("a later trim unmaps").isTrue();
+
+		this.hold.resume.countDown();
+		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
+		blocks.add(request.get(10, TimeUnit.SECONDS));
+		assertThat(laterTrim).as("still unmapping").isNotDone();
+		this.secondHold.resume.countDown();
+		laterTrim.get(10, TimeUnit.SECONDS);
+		assertThat(this.heldBytes.get()).isEqualTo(62 * MIB).isEqualTo(this.driver.usedBytes(0));
 		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
 	}
 
@@ -153,9 +192,9 @@ class GranuleMappingTest {
 	void aRangeWhoseGranulesAreBeingUnmappedGoesBackOnlyOnceTheyAre() throws Exception {
 		this.arena.giveBack(this.arena.allocate(0, 3 * MIB), 0, 0, false);
 		long range = this.arena.addressBytes();
-		this.held.set("cuMemUnmap");
+		this.hold.call.set("cuMemUnmap");
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
-		assertThat(this.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("nothing left to unmap").isZero();
 		assertThat(this.arena.addressBytes()).as("the range kept").isEqualTo(range);
@@ -165,24 +204,11 @@ class GranuleMappingTest {
 		});
 		assertThat(close).as("waits for the unmap").isNotDone();
 
-		this.resume.countDown();
+		this.hold.resume.countDown();
 		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
 		close.get(10, TimeUnit.SECONDS);
 		assertThat(this.arena.addressBytes()).isZero();
 		assertThat(this.driver.usedBytes(0)).isZero();
-	}
-
-	/** Holds the armed call once, on the thread that makes it. */
-	private void pause(String call) {
-		if (this.held.compareAndSet(call, null)) {
-			this.entered.countDown();
-			try {
-				this.resume.await();
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
-		}
 	}
 
 	/** Runs {@code request} on a thread of its own, once that waits on a monitor or has ended. */
@@ -196,6 +222,35 @@ class GranuleMappingTest {
 			Thread.sleep(1);
 		}
 		return task;
+	}
+
+	/** A driver call held once armed, on the thread that makes it, until resumed. */
+	private static final class Hold {
+
+		/** The call to hold: {@code cuMemCreate} or {@code cuMemUnmap}; null once held. */
+		final AtomicReference<String> call = new AtomicReference<>();
+
+		/** Counted down as the held call begins. */
+		final CountDownLatch entered = new CountDownLatch(1);
+
+		/** Lets the held call go on. */
+		final CountDownLatch resume = new CountDownLatch(1);
+
+		/** Holds {@code call} where it is the one armed; answers whether it did. */
+		boolean pause(String call) {
+			if (!this.call.compareAndSet(call, null)) {
+				return false;
+			}
+			this.entered.countDown();
+			try {
+				this.resume.await();
+			}
+			catch (InterruptedException ex) {
+				Thread.currentThread().interrupt();
+			}
+			return true;
+		}
+
 	}
 
 }
