@@ -3,8 +3,8 @@ package io.gpumem.pool;
 import java.util.TreeSet;
 
 /**
- * The free spans of an {@link Arena}: found best fit, cut to size from the front, and coalesced with their free
- * neighbours when freed. Guarded by the arena's lock.
+ * The free spans of an {@link Arena}: found best fit, cut to size from the front (or in a range, from the back where
+ * that maps fewer granules), and coalesced with their free neighbours when freed. Guarded by the arena's lock.
  */
 final class FreeSpans {
 
@@ -17,7 +17,8 @@ final class FreeSpans {
 
 	/**
 	 * The free span a request of {@code size} bytes is cut from: the best fit, or in a range a near one whose bytes
-	 * are mapped, the best fit that is not only where {@code mappedOnly} is false; null when none fits.
+	 * where the request lies ({@link #placement}) are mapped, the best fit that is not only where {@code mappedOnly}
+	 * is false; null when none fits.
 	 */
 	Span fit(long size, boolean mappedOnly) {
 		this.probe.size = size;
@@ -27,7 +28,8 @@ final class FreeSpans {
 		}
 		Span candidate = fit;
 		for (int i = 0; candidate != null && i < MAPPED_FIT_LOOKAHEAD; i++) {
-			if (candidate.segment.granules.mapped(candidate.offset, candidate.offset + size)) {
+			long at = placement(candidate, size);
+			if (candidate.segment.granules.mapped(at, at + size)) {
 				return candidate;
 			}
 			candidate = this.free.higher(candidate);
@@ -46,9 +48,22 @@ final class FreeSpans {
 			return (size + granule - 1) / granule * granule;
 		}
 		Granules granules = fit.segment.granules;
+		long at = placement(fit, size);
 		long end = fit.offset + fit.size;
-		return granules.unmappedBytes(fit.offset, fit.offset + size) + granules.mappedWithin(fit.offset, end)
-				- granules.mappedWithin(fit.offset + size, end);
+		return granules.unmappedBytes(at, at + size) + granules.mappedWithin(fit.offset, end)
+				- granules.mappedWithin(fit.offset, at) - granules.mappedWithin(at + size, end);
+	}
+
+	/**
+	 * Where in free span {@code span} a request of {@code size} bytes lies: at its front, or in a range at its back
+	 * where that touches fewer unmapped granules, as when the back ends in a partly lent granule the front does not
+	 * reach, so that its free bytes serve before a granule more is mapped.
+	 */
+	private static long placement(Span span, long size) {
+		long back = span.offset + span.size - size;
+		Granules granules = span.segment.granules;
+		return (granules != null && granules.unmappedBytes(back, back + size) < granules.unmappedBytes(span.offset,
+				span.offset + size)) ? back : span.offset;
 	}
 
 	/** Bytes of the mapped granules lying wholly in these free spans, which must be in expandable segments. */
@@ -71,10 +86,21 @@ final class FreeSpans {
 		this.free.remove(whole);
 	}
 
-	/** Cuts {@code size} bytes from the front of free span {@code span} to lend, leaving the rest free. */
+	/**
+	 * Cuts {@code size} bytes from free span {@code span} to lend, where {@link #placement} puts them, leaving the
+	 * rest free.
+	 */
 	Span cut(Span span, long size) {
 		remove(span);
 		long rest = span.size - size;
+		if (placement(span, size) != span.offset) {
+			Span lent = new Span(span.segment, span.offset + rest, size);
+			lent.link(span.next);
+			span.link(lent);
+			span.size = rest;
+			add(span);
+			return lent;
+		}
 		if (rest >= Arena.ALIGNMENT) {
 			Span remainder = new Span(span.segment, span.offset + size, rest);
 			remainder.prev = span;

@@ -179,6 +179,35 @@ class ArenaTest {
 		assertThat(failing.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(false);
 	}
 
+	/**
+	 * Over expandable segments, a request lies at the back of its fit where its front would map a granule and its
+	 * back lies in the free half of a granule partly lent: that half serves, and nothing is mapped.
+	 */
+	@Test
+	void aRequestLiesAtTheBackOfItsFitWhereThatMapsFewerGranules() {
+		long mib = 1024 * KIB;
+		long granule = 2 * mib;
+		AtomicLong mapped = new AtomicLong();
+		Arena expandable = new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), granule, this.counters,
+				mapped, (classIndex) -> false, new GranuleMapping.UnderWay());
+		Block first = expandable.allocate(0, 3 * mib);
+		Block second = expandable.allocate(0, mib);
+		expandable.giveBack(first, 0, 0, false);
+		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
+		assertThat(mapped.get()).as("the second granule, half lent").isEqualTo(granule);
+		assertThat(expandable.shortfall(0, mib)).as("nothing to map for a MiB").isZero();
+
+		Block placed = expandable.allocate(0, mib);
+		assertThat(placed.span.offset).as("the free half of the second granule").isEqualTo(granule);
+		assertThat(mapped.get()).isEqualTo(granule);
+		placed.allocation.fill(0, mib, (byte) 7);
+		assertThat(expandable.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(true, true);
+		expandable.giveBack(placed, 0, 0, false);
+		expandable.giveBack(second, 0, 0, false);
+		expandable.close();
+		assertThat(mapped.get()).isZero();
+	}
+
 	@Test
 	void aSpanFreedTwiceIsRefused() {
 		Block block = this.arena.allocate(0, KIB);
