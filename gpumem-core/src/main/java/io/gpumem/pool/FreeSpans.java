@@ -60,10 +60,10 @@ final class FreeSpans {
 	 * reach, so that its free bytes serve before a granule more is mapped.
 	 */
 	private static long placement(Span span, long size) {
-		long back = span.offset + span.size - size;
 		Granules granules = span.segment.granules;
-		return (granules != null && granules.unmappedBytes(back, back + size) < granules.unmappedBytes(span.offset,
-				span.offset + size)) ? back : span.offset;
+		long front = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + size) : 0;
+		long back = span.offset + span.size - size;
+		return (front != 0 && granules.unmappedBytes(back, back + size) < front) ? back : span.offset;
 	}
 
 	/** Bytes of the mapped granules lying wholly in these free spans, which must be in expandable segments. */

@@ -129,15 +129,7 @@ class GranuleMappingTest {
 	@Test
 	void aMapTheDeviceRefusesWhileGranulesAreUnmappedTriesAgainOnceTheyAre() throws Exception {
 		List<Block> blocks = new ArrayList<>();
-		for (long held = 0; held < 64 * MIB; held += GRANULE) {
-			blocks.add(this.arena.allocate(0, GRANULE));
-		}
-		this.arena.giveBack(blocks.remove(2), 0, 0, false);
-		this.arena.giveBack(blocks.remove(0), 0, 0, false);
-		this.hold.call.set("cuMemUnmap");
-		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
-		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
-
+		Future<Long> trim = fillAndTrimTwoGranules(blocks);
 		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
 		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
 
@@ -155,14 +147,7 @@ class GranuleMappingTest {
 	@Test
 	void aMapTheDeviceRefusesWaitsOnlyForTheUnmapsUnderWayWhenRefused() throws Exception {
 		List<Block> blocks = new ArrayList<>();
-		for (long held = 0; held < 64 * MIB; held += GRANULE) {
-			blocks.add(this.arena.allocate(0, GRANULE));
-		}
-		this.arena.giveBack(blocks.remove(2), 0, 0, false);
-		this.arena.giveBack(blocks.remove(0), 0, 0, false);
-		this.hold.call.set("cuMemUnmap");
-		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
-		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+		Future<Long> trim = fillAndTrimTwoGranules(blocks);
 		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
 		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
 
@@ -209,6 +194,22 @@ class GranuleMappingTest {
 		close.get(10, TimeUnit.SECONDS);
 		assertThat(this.arena.addressBytes()).isZero();
 		assertThat(this.driver.usedBytes(0)).isZero();
+	}
+
+	/**
+	 * Fills the device with blocks of a granule, into {@code blocks}, frees two apart and trims them on the other
+	 * thread, whose first unmap is held: the trim.
+	 */
+	private Future<Long> fillAndTrimTwoGranules(List<Block> blocks) throws InterruptedException {
+		for (long held = 0; held < 64 * MIB; held += GRANULE) {
+			blocks.add(this.arena.allocate(0, GRANULE));
+		}
+		this.arena.giveBack(blocks.remove(2), 0, 0, false);
+		this.arena.giveBack(blocks.remove(0), 0, 0, false);
+		this.hold.call.set("cuMemUnmap");
+		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
+		return trim;
 	}
 
 	/** Runs {@code request} on a thread of its own, once that waits on a monitor or has ended. */
