@@ -28,8 +28,7 @@ final class FreeSpans {
 		}
 		Span candidate = fit;
 		for (int i = 0; candidate != null && i < MAPPED_FIT_LOOKAHEAD; i++) {
-			long at = placement(candidate, size);
-			if (candidate.segment.granules.mapped(at, at + size)) {
+			if (mappedWherePlaced(candidate, size)) {
 				return candidate;
 			}
 			candidate = this.free.higher(candidate);
@@ -38,8 +37,9 @@ final class FreeSpans {
 	}
 
 	/**
-	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: those its fit touches
-	 * unmapped, and the mapped ones lying wholly in the fit that its cut leaves free no more; where none fits, the
+	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: those it touches unmapped
+	 * where it lies in its fit ({@link #placement}), and the mapped ones lying wholly in the fit that its cut leaves
+	 * free no more; where none fits, the
 	 * granules of {@code granule} bytes a new range maps for it.
 	 */
 	long mapping(long size, long granule) {
@@ -64,6 +64,13 @@ final class FreeSpans {
 		long front = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + size) : 0;
 		long back = span.offset + span.size - size;
 		return (front != 0 && granules.unmappedBytes(back, back + size) < front) ? back : span.offset;
+	}
+
+	/** Whether the granules a request of {@code size} bytes touches where it lies in span {@code span} are mapped. */
+	private static boolean mappedWherePlaced(Span span, long size) {
+		Granules granules = span.segment.granules;
+		long back = span.offset + span.size - size;
+		return granules.mapped(span.offset, span.offset + size) || granules.mapped(back, back + size);
 	}
 
 	/** Bytes of the mapped granules lying wholly in these free spans, which must be in expandable segments. */
@@ -95,6 +102,7 @@ final class FreeSpans {
 		long rest = span.size - size;
 		if (placement(span, size) != span.offset) {
 			Span lent = new Span(span.segment, span.offset + rest, size);
+			lent.freeSince = span.freeSince;
 			lent.link(span.next);
 			span.link(lent);
 			span.size = rest;

@@ -42,7 +42,7 @@ final class GranuleMapping {
 	 * Maps the granules a lent span touches that are not mapped, once as many lying wholly in free spans are unmapped,
 	 * so that memory is held where it is lent, not in holes no request fits. The driver's calls are made outside the
 	 * lock, on granules claimed under it once no other thread unmaps them; where the device refuses the memory while
-	 * unmaps are under way, it tries again once those are done.
+	 * unmaps are under way, or after some ended, it tries again once as many bytes are unmapped as were then under way.
 	 */
 	void map(Span span) {
 		Granules granules = span.segment.granules;
@@ -61,11 +61,12 @@ final class GranuleMapping {
 		Allocation[] physical = new Allocation[claimed.length];
 		try {
 			unmap(room);
+			long ended = this.unmaps.ended();
 			try {
 				granules.map(claimed, physical, this.allocator);
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (ex.getSuppressed().length > 0 || !this.unmaps.awaitUnderWay()) {
+				if (ex.getSuppressed().length > 0 || !this.unmaps.awaitUnderWay(ended)) {
 					throw ex;
 				}
 				granules.map(claimed, physical, this.allocator);
@@ -103,13 +104,14 @@ final class GranuleMapping {
 	 * {@code bytes}, for {@code into} to unmap, under the lock: they count as held no more, but as under way.
 	 */
 	private void takeFree(long bytes, long cutoff, Unmapping into) {
+		long before = into.bytes();
 		long taken = 0;
 		for (Span.Segment segment : this.segments) {
 			taken += segment.takeFree(bytes - taken, cutoff, into);
 		}
 		if (taken > 0) {
 			this.arena.hold(-taken);
-			this.unmaps.add(taken);
+			this.unmaps.add(into.bytes() - before);
 		}
 	}
 
@@ -169,15 +171,20 @@ final class GranuleMapping {
 			}
 		}
 
+		/** The bytes whose unmap has ended, ever: a mark for {@link #awaitUnderWay}. */
+		synchronized long ended() {
+			return this.ended;
+		}
+
 		/**
 		 * Waits until as many bytes have been unmapped as are under way now, not for unmaps begun meanwhile, which
-		 * could keep a busy pool's request waiting for ever; answers whether any were under way.
+		 * could keep a busy pool's request waiting for ever; answers whether any were under way or have ended since
+		 * the mark {@code ended} ({@link #ended()}).
 		 */
-		synchronized boolean awaitUnderWay() {
+		synchronized boolean awaitUnderWay(long ended) {
 			long target = this.ended + this.bytes;
-			boolean any = this.bytes > 0;
 			await(this, () -> this.ended >= target);
-			return any;
+			return target > ended;
 		}
 
 	}

@@ -181,7 +181,7 @@ class ArenaTest {
 
 	/**
 	 * Over expandable segments, a request lies at the back of its fit where its front would map a granule and its
-	 * back lies in the free half of a granule partly lent: that half serves, and nothing is mapped.
+	 * back lies in the free half of a granule partly lent: that half serves as a mapped fit, and nothing is mapped.
 	 */
 	@Test
 	void aRequestLiesAtTheBackOfItsFitWhereThatMapsFewerGranules() {
@@ -192,13 +192,15 @@ class ArenaTest {
 				mapped, (classIndex) -> false, new GranuleMapping.UnderWay());
 		Block first = expandable.allocate(0, 3 * mib);
 		Block second = expandable.allocate(0, mib);
-		expandable.giveBack(first, 0, 0, false);
+		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
 		assertThat(mapped.get()).as("the second granule, half lent").isEqualTo(granule);
 		assertThat(expandable.shortfall(0, mib)).as("nothing to map for a MiB").isZero();
 
-		Block placed = expandable.allocate(0, mib);
+		Block placed = expandable.take(0, mib, 0);
+		assertThat(placed).as("a mapped fit").isNotNull();
 		assertThat(placed.span.offset).as("the free half of the second granule").isEqualTo(granule);
+		assertThat(placed.span.freeSince).as("as the span it was cut from").isEqualTo(5);
 		assertThat(mapped.get()).isEqualTo(granule);
 		placed.allocation.fill(0, mib, (byte) 7);
 		assertThat(expandable.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(true, true);
