@@ -29,6 +29,11 @@ class ArenaTest {
 
 	private static final long SEGMENT = 64 * KIB;
 
+	private static final long MIB = 1024 * KIB;
+
+	/** The host backend's allocation granularity, in its emulation of expandable segments. */
+	private static final long GRANULE = 2 * MIB;
+
 	private final TrackingAllocator allocator = new TrackingAllocator(
 			new HostBackend(64L << 20).allocator(MemoryKind.DEVICE), false);
 
@@ -185,27 +190,54 @@ class ArenaTest {
 	 */
 	@Test
 	void aRequestLiesAtTheBackOfItsFitWhereThatMapsFewerGranules() {
-		long mib = 1024 * KIB;
-		long granule = 2 * mib;
 		AtomicLong mapped = new AtomicLong();
-		Arena expandable = new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), granule, this.counters,
-				mapped, (classIndex) -> false, new GranuleMapping.UnderWay());
-		Block first = expandable.allocate(0, 3 * mib);
-		Block second = expandable.allocate(0, mib);
+		Arena expandable = expandableArena(mapped);
+		Block first = expandable.allocate(0, 3 * MIB);
+		Block second = expandable.allocate(0, MIB);
 		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
-		assertThat(mapped.get()).as("the second granule, half lent").isEqualTo(granule);
-		assertThat(expandable.shortfall(0, mib)).as("nothing to map for a MiB").isZero();
+		assertThat(mapped.get()).as("the second granule, half lent").isEqualTo(GRANULE);
+		assertThat(expandable.shortfall(0, MIB)).as("nothing to map for a MiB").isZero();
 
-		Block placed = expandable.take(0, mib, 0);
+		Block placed = expandable.take(0, MIB, 0);
 		assertThat(placed).as("a mapped fit").isNotNull();
-		assertThat(placed.span.offset).as("the free half of the second granule").isEqualTo(granule);
+		assertThat(placed.span.offset).as("the free half of the second granule").isEqualTo(GRANULE);
 		assertThat(placed.span.freeSince).as("as the span it was cut from").isEqualTo(5);
-		assertThat(mapped.get()).isEqualTo(granule);
-		placed.allocation.fill(0, mib, (byte) 7);
+		assertThat(mapped.get()).isEqualTo(GRANULE);
+		placed.allocation.fill(0, MIB, (byte) 7);
 		assertThat(expandable.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(true, true);
 		expandable.giveBack(placed, 0, 0, false);
 		expandable.giveBack(second, 0, 0, false);
+		expandable.close();
+		assertThat(mapped.get()).isZero();
+	}
+
+	/**
+	 * A request placed at the back of its fit takes none of the mapped granules left free before it: what its shard
+	 * must map beyond its own free granules is nothing, and its own free granule makes the room.
+	 */
+	@Test
+	void aRequestAtTheBackOfItsFitLeavesTheFreeGranulesBeforeItFree() {
+		AtomicLong mapped = new AtomicLong();
+		Arena expandable = expandableArena(mapped);
+		List<Block> blocks = new ArrayList<>();
+		for (long size : new long[] { GRANULE, GRANULE, GRANULE, GRANULE, MIB, MIB }) {
+			blocks.add(expandable.allocate(0, size));
+		}
+		for (int i : new int[] { 0, 1, 3 }) {
+			expandable.giveBack(blocks.get(i), 0, 0, false);
+		}
+		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
+		expandable.giveBack(blocks.get(2), 0, 0, false);
+		expandable.giveBack(blocks.get(4), 0, 0, false);
+		assertThat(mapped.get()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
+
+		assertThat(expandable.shortfall(0, 3 * MIB)).as("the third granule makes room for the fourth").isZero();
+		Block placed = expandable.allocate(0, 3 * MIB);
+		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
+		assertThat(mapped.get()).as("the fourth granule mapped for the third").isEqualTo(2 * GRANULE);
+		expandable.giveBack(placed, 0, 0, false);
+		expandable.giveBack(blocks.get(5), 0, 0, false);
 		expandable.close();
 		assertThat(mapped.get()).isZero();
 	}
@@ -255,6 +287,12 @@ class ArenaTest {
 		assertThat(largestFree()).as("the quarter after it").isEqualTo(SEGMENT / 4);
 		lent.block = made;
 		assertThat(this.arena.pieces().get(0).parts().get(0).block()).isSameAs(made);
+	}
+
+	/** An arena of expandable segments on the host backend, booking its spans in the same counters. */
+	private Arena expandableArena(AtomicLong mapped) {
+		return new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), GRANULE, this.counters, mapped,
+				(classIndex) -> false, new GranuleMapping.UnderWay());
 	}
 
 	/** Another arena of fixed segments, over {@code allocator}, booking its spans in the same counters. */
