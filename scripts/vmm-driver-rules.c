@@ -6,7 +6,8 @@
  *
  * Build (any machine with cuda.h; the driver is loaded at run time, nothing is linked):
  *   gcc -O2 -I<cuda>/include scripts/vmm-driver-rules.c -ldl -o vmm-driver-rules
- * Run on the GPU machine: ./vmm-driver-rules      (exit code 0 when every rule holds, 1 otherwise)
+ * Run on the GPU machine: ./vmm-driver-rules      (exit code 0 when every rule holds, 1 otherwise); after the
+ * rules it prints the time each virtual-memory call and cuMemAlloc take (docs/gpu-verification.md).
  */
 #include <cuda.h>
 #include <dlfcn.h>
@@ -59,6 +60,29 @@ static CUmemAccessDesc readWrite(void) {
 
 static double micros(struct timespec a, struct timespec b) {
 	return (b.tv_sec - a.tv_sec) * 1e6 + (b.tv_nsec - a.tv_nsec) / 1e3;
+}
+
+/** Wall and thread CPU time spent in calls, summed over rounds. */
+struct timer {
+	double wall, cpu;
+	struct timespec wallStart, cpuStart;
+};
+
+static void start(struct timer *t) {
+	clock_gettime(CLOCK_MONOTONIC, &t->wallStart);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t->cpuStart);
+}
+
+static void stop(struct timer *t) {
+	struct timespec wall, cpu;
+	clock_gettime(CLOCK_MONOTONIC, &wall);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &cpu);
+	t->wall += micros(t->wallStart, wall);
+	t->cpu += micros(t->cpuStart, cpu);
+}
+
+static void report(const char *what, const struct timer *t, int rounds) {
+	printf("time %-56s %8.1f us wall, %8.1f us on the thread's CPU\n", what, t->wall / rounds, t->cpu / rounds);
 }
 
 int main(void) {
@@ -167,32 +191,69 @@ int main(void) {
 	}
 	p_cuMemRelease(b);
 
-	/* The cost of growing by one granule against cuMemAlloc. */
+	/*
+	 * The cost of growing by one granule against cuMemAlloc, call by call, in wall time and in the calling thread's
+	 * CPU time (whether the driver works on the thread or waits): the times the fake driver spends.
+	 */
 	CUdeviceptr range;
 	p_cuMemAddressReserve(&range, span, 0, 0, 0);
-	int rounds = 200;
-	struct timespec t0, t1, t2, t3;
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	for (int i = 0; i < rounds; i++) {
-		p_cuMemCreate(&h, granule, &prop, 0);
-		p_cuMemMap(range + (size_t) i * granule, granule, 0, h, 0);
+	enum { ROUNDS = 200 };
+	static CUmemGenericAllocationHandle kept[ROUNDS];
+	struct timer create = {0}, map = {0}, setAccess = {0}, release = {0}, unmap = {0}, remap = {0};
+	for (int i = 0; i < ROUNDS; i++) {
+		CUdeviceptr at = range + (size_t) i * granule;
+		start(&create); p_cuMemCreate(&h, granule, &prop, 0); stop(&create);
+		start(&map); p_cuMemMap(at, granule, 0, h, 0); stop(&map);
+		start(&setAccess); p_cuMemSetAccess(at, granule, &access, 1); stop(&setAccess);
+		start(&release); p_cuMemRelease(h); stop(&release);
+	}
+	for (int i = 0; i < ROUNDS; i++) {
+		start(&unmap); p_cuMemUnmap(range + (size_t) i * granule, granule); stop(&unmap);
+	}
+	/* A granule moved: its handle unmapped and mapped again elsewhere, neither released nor created. */
+	for (int i = 0; i < ROUNDS; i++) {
+		p_cuMemCreate(&kept[i], granule, &prop, 0);
+		p_cuMemMap(range + (size_t) i * granule, granule, 0, kept[i], 0);
 		p_cuMemSetAccess(range + (size_t) i * granule, granule, &access, 1);
-		p_cuMemRelease(h);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	for (int i = 0; i < rounds; i++) {
+	for (int i = 0; i < ROUNDS; i++) {
+		CUdeviceptr to = range + (size_t) (ROUNDS + i) * granule;
+		start(&remap);
 		p_cuMemUnmap(range + (size_t) i * granule, granule);
+		p_cuMemMap(to, granule, 0, kept[i], 0);
+		p_cuMemSetAccess(to, granule, &access, 1);
+		stop(&remap);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t2);
-	CUdeviceptr plain;
-	for (int i = 0; i < rounds; i++) {
-		p_cuMemAlloc(&plain, granule);
-		p_cuMemFree(plain);
+	for (int i = 0; i < ROUNDS; i++) {
+		p_cuMemUnmap(range + (size_t) (ROUNDS + i) * granule, granule);
+		p_cuMemRelease(kept[i]);
 	}
-	clock_gettime(CLOCK_MONOTONIC, &t3);
-	printf("time per granule: create+map+access %.1f us, unmap %.1f us; cuMemAlloc+cuMemFree %.1f us\n",
-			micros(t0, t1) / rounds, micros(t1, t2) / rounds, micros(t2, t3) / rounds);
 	p_cuMemAddressFree(range, span);
+	struct timer alloc[3] = {{0}}, freeing[3] = {{0}};
+	for (int k = 0; k < 3; k++) {
+		size_t bytes = granule << (2 * k);
+		for (int i = 0; i < ROUNDS; i++) {
+			CUdeviceptr plain;
+			start(&alloc[k]); p_cuMemAlloc(&plain, bytes); stop(&alloc[k]);
+			start(&freeing[k]); p_cuMemFree(plain); stop(&freeing[k]);
+		}
+	}
+	printf("time per granule: create+map+access %.1f us, unmap %.1f us; cuMemAlloc+cuMemFree %.1f us\n",
+			(create.wall + map.wall + setAccess.wall + release.wall) / ROUNDS, unmap.wall / ROUNDS,
+			(alloc[0].wall + freeing[0].wall) / ROUNDS);
+	report("cuMemCreate of a granule", &create, ROUNDS);
+	report("cuMemMap of a granule", &map, ROUNDS);
+	report("cuMemSetAccess of a granule", &setAccess, ROUNDS);
+	report("cuMemRelease of a mapped granule", &release, ROUNDS);
+	report("cuMemUnmap of a released granule (frees it)", &unmap, ROUNDS);
+	report("a granule moved: cuMemUnmap, cuMemMap, cuMemSetAccess", &remap, ROUNDS);
+	for (int k = 0; k < 3; k++) {
+		char what[64];
+		snprintf(what, sizeof(what), "cuMemAlloc of %zu MiB", (granule << (2 * k)) >> 20);
+		report(what, &alloc[k], ROUNDS);
+		snprintf(what, sizeof(what), "cuMemFree of %zu MiB", (granule << (2 * k)) >> 20);
+		report(what, &freeing[k], ROUNDS);
+	}
 
 	/* Last, since it may leave the context unusable: a copy into a mapping whose access was never set. */
 	p_cuMemAddressReserve(&base, granule, 0, 0, 0);
