@@ -28,7 +28,8 @@ final class FreeSpans {
 		}
 		Span candidate = fit;
 		for (int i = 0; candidate != null && i < MAPPED_FIT_LOOKAHEAD; i++) {
-			if (mappedWherePlaced(candidate, size)) {
+			long at = placement(candidate, size);
+			if (candidate.segment.granules.mapped(at, at + size)) {
 				return candidate;
 			}
 			candidate = this.free.higher(candidate);
@@ -39,8 +40,7 @@ final class FreeSpans {
 	/**
 	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: those it touches unmapped
 	 * where it lies in its fit ({@link #placement}), and the mapped ones lying wholly in the fit that its cut leaves
-	 * free no more; where none fits, the
-	 * granules of {@code granule} bytes a new range maps for it.
+	 * free no more; where none fits, the granules of {@code granule} bytes a new range maps for it.
 	 */
 	long mapping(long size, long granule) {
 		Span fit = fit(size, false);
@@ -64,13 +64,6 @@ final class FreeSpans {
 		long front = (granules != null) ? granules.unmappedBytes(span.offset, span.offset + size) : 0;
 		long back = span.offset + span.size - size;
 		return (front != 0 && granules.unmappedBytes(back, back + size) < front) ? back : span.offset;
-	}
-
-	/** Whether the granules a request of {@code size} bytes touches where it lies in span {@code span} are mapped. */
-	private static boolean mappedWherePlaced(Span span, long size) {
-		Granules granules = span.segment.granules;
-		long back = span.offset + span.size - size;
-		return granules.mapped(span.offset, span.offset + size) || granules.mapped(back, back + size);
 	}
 
 	/** Bytes of the mapped granules lying wholly in these free spans, which must be in expandable segments. */

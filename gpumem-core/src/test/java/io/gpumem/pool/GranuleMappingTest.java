@@ -130,8 +130,7 @@ class GranuleMappingTest {
 	void aMapTheDeviceRefusesWhileGranulesAreUnmappedTriesAgainOnceTheyAre() throws Exception {
 		List<Block> blocks = new ArrayList<>();
 		Future<Long> trim = fillAndTrimTwoGranules(blocks);
-		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
-		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
+		FutureTask<Block> request = refusedWhileTrimmed();
 
 		this.hold.resume.countDown();
 		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
@@ -148,8 +147,7 @@ class GranuleMappingTest {
 	void aMapTheDeviceRefusesWaitsOnlyForTheUnmapsUnderWayWhenRefused() throws Exception {
 		List<Block> blocks = new ArrayList<>();
 		Future<Long> trim = fillAndTrimTwoGranules(blocks);
-		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
-		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
+		FutureTask<Block> request = refusedWhileTrimmed();
 
 		this.arena.giveBack(blocks.remove(blocks.size() - 1), 0, 0, false);
 		this.secondHold.call.set("cuMemUnmap");
@@ -210,6 +208,13 @@ class GranuleMappingTest {
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
 		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 		return trim;
+	}
+
+	/** A request for two granules, which the full device refuses while the trim unmaps: it waits. */
+	private FutureTask<Block> refusedWhileTrimmed() throws InterruptedException {
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
+		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
+		return request;
 	}
 
 	/** Runs {@code request} on a thread of its own, once that waits on a monitor or has ended. */
