@@ -8,16 +8,19 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.function.LongUnaryOperator;
 
 import io.gpumem.memory.MemoryHolder;
 import io.gpumem.stream.GpuStream;
 import io.gpumem.stream.StreamOrder;
 
 /**
- * Where a pool's lent buffers were acquired, as its {@link BufferRecording} asks: each recorded buffer's block
- * keeps the stack of its acquire while it is lent (a {@link Throwable}, whose frames are read only when a report
- * needs them: a fraction of a {@link StackWalker} walk's cost), so that the largest holders can be named when an
- * acquire fails; its acquire and close go into the pool's {@link MemoryHistory}.
+ * Where a pool's lent buffers were acquired, as its {@link BufferRecording} asks: a recorded buffer's acquire and
+ * close go into the pool's {@link MemoryHistory}, and the block of one whose frames are kept (all, or a sample by
+ * bytes) keeps the stack of its acquire while it is lent (a {@link Throwable}, whose frames are read only when a
+ * report needs them: a fraction of a {@link StackWalker} walk's cost), so that the largest holders can be named,
+ * a sampled buffer counted for all it stands for, when an acquire fails.
  */
 final class AcquireSites {
 
@@ -34,20 +37,35 @@ final class AcquireSites {
 
 	private final MemoryHistory history;
 
+	/** The lent buffers whose frames are kept. */
 	private final Set<Lend> lent = ConcurrentHashMap.newKeySet();
 
+	/** A number drawn evenly below its bound, which it is given: the odds of keeping a buffer's frames. */
+	private final LongUnaryOperator draw;
+
 	AcquireSites(MemoryHistory history) {
+		this(history, (bound) -> ThreadLocalRandom.current().nextLong(bound));
+	}
+
+	AcquireSites(MemoryHistory history, LongUnaryOperator draw) {
 		this.history = history;
+		this.draw = draw;
 	}
 
 	/**
 	 * Records the lend of {@code block} to a buffer of {@code bytes} under the sequence {@link MemoryHistory#begin}
-	 * drew, and keeps where it was acquired while it is lent; nothing where that was -1.
+	 * drew, keeping where it was acquired while it is lent where the recording keeps its frames
+	 * ({@link BufferRecording#framesEveryBytes}); nothing where the sequence was -1.
 	 */
 	void lent(Block block, long bytes, long sequence) {
 		if (sequence >= 0) {
-			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current());
-			this.lent.add(lend);
+			long every = this.history.bufferRecording().framesEveryBytes();
+			boolean frames = block.size >= every || this.draw.applyAsLong(every) < block.size;
+			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current(),
+					frames ? Math.max(1, (double) every / block.size) : 0);
+			if (frames) {
+				this.lent.add(lend);
+			}
 			block.lend = lend;
 			this.history.acquired(sequence, lend);
 		}
@@ -58,17 +76,22 @@ final class AcquireSites {
 		return this.history;
 	}
 
-	/** The {@code count} largest holders by bytes lent, largest first. */
+	/**
+	 * The {@code count} largest holders by bytes lent, largest first: each buffer whose frames are kept counted as
+	 * many times as it stands for.
+	 */
 	List<MemoryHolder> top(int count) {
-		Map<List<String>, long[]> sites = new HashMap<>();
+		Map<List<String>, double[]> sites = new HashMap<>();
 		for (Lend lend : this.lent) {
-			long[] held = sites.computeIfAbsent(lend.frames(), (site) -> new long[2]);
-			held[0] += lend.bytes;
-			held[1]++;
+			double[] held = sites.computeIfAbsent(lend.frames(), (site) -> new double[3]);
+			held[0] += lend.bytes * lend.weight;
+			held[1] += lend.weight;
+			held[2] = Math.max(held[2], lend.weight);
 		}
 		return sites.entrySet()
 			.stream()
-			.map((site) -> new MemoryHolder(site.getKey(), site.getValue()[0], site.getValue()[1]))
+			.map((site) -> new MemoryHolder(site.getKey(), Math.round(site.getValue()[0]),
+					Math.round(site.getValue()[1]), site.getValue()[2] > 1))
 			.sorted(Comparator.comparingLong(MemoryHolder::bytes).reversed())
 			.limit(count)
 			.toList();
@@ -108,8 +131,8 @@ final class AcquireSites {
 	}
 
 	/**
-	 * A recorded buffer's lend: the stack of its acquire, its number in the history, when and on what stream it
-	 * was acquired, and its bytes, kept while it is lent.
+	 * A recorded buffer's lend: the stack of its acquire where its frames are kept, its number in the history, when
+	 * and on what stream it was acquired, and its bytes, kept while it is lent.
 	 */
 	static final class Lend extends Throwable {
 
@@ -123,19 +146,23 @@ final class AcquireSites {
 
 		final long bytes;
 
+		/** How many buffers this one stands for among the holders: 1 or more where its frames are kept, else 0. */
+		final double weight;
+
 		/** The stream the acquire was ordered on, or null. */
 		final transient GpuStream stream;
 
 		/** The acquiring frames, once read; the stack itself is dropped then, as the history may keep the lend. */
 		private List<String> frames;
 
-		Lend(AcquireSites sites, long requestedBytes, long bytes, GpuStream stream) {
-			super("acquired here", null, false, true);
+		Lend(AcquireSites sites, long requestedBytes, long bytes, GpuStream stream, double weight) {
+			super("acquired here", null, false, weight > 0);
 			this.sites = sites;
 			this.buffer = sites.history.nextBuffer();
 			this.requestedBytes = requestedBytes;
 			this.bytes = bytes;
 			this.stream = stream;
+			this.weight = weight;
 		}
 
 		synchronized List<String> frames() {
@@ -148,7 +175,9 @@ final class AcquireSites {
 
 		/** Called as the buffer is closed or reclaimed. */
 		void returned() {
-			this.sites.lent.remove(this);
+			if (this.weight > 0) {
+				this.sites.lent.remove(this);
+			}
 		}
 
 		/**

@@ -1,33 +1,48 @@
 package io.gpumem.pool;
 
 /**
- * Which buffers a pool's history records: their acquire and close, and the stack of their acquire while they are
- * lent, so that an out-of-memory failure and the snapshot name the code holding the memory (the frames are read
- * only then).
+ * Which buffers a pool's history records: their acquire and close, and for those whose frames it keeps, the stack
+ * of their acquire while they are lent, so that an out-of-memory failure and the snapshot name the code holding the
+ * memory (the frames are read only then).
  */
 public enum BufferRecording {
 
 	/** No buffer is recorded; the history keeps segments, trims and failures only. */
-	OFF(Long.MAX_VALUE),
-
-	/** Buffers of 1 MiB or more requested, the ones that fill a device: about a microsecond per such acquire. */
-	LARGE(1L << 20),
+	OFF(Long.MAX_VALUE, Long.MAX_VALUE),
 
 	/**
-	 * Every buffer is recorded: for finding a holder of small buffers, and for a log to replay, at a cost on every
-	 * acquire.
+	 * Buffers of 1 MiB or more requested, the ones that fill a device; of those, the frames of every buffer of 16 MiB
+	 * or more, and of a smaller one with the odds of its share of 16 MiB: one buffer in every 16 MiB acquired, as
+	 * heap profilers sample (TCMalloc, Go's), so that a hit pays for taking a stack about once per 16 MiB.
 	 */
-	ALL(0);
+	LARGE(1L << 20, 16L << 20),
+
+	/**
+	 * Every buffer is recorded with its frames: for finding a holder of small buffers, and for a log to replay, at
+	 * a cost on every acquire.
+	 */
+	ALL(0, 0);
 
 	private final long smallestBytes;
 
-	BufferRecording(long smallestBytes) {
+	private final long framesEveryBytes;
+
+	BufferRecording(long smallestBytes, long framesEveryBytes) {
 		this.smallestBytes = smallestBytes;
+		this.framesEveryBytes = framesEveryBytes;
 	}
 
 	/** Whether a buffer of {@code bytes} requested is recorded. */
 	boolean records(long bytes) {
 		return bytes >= this.smallestBytes;
+	}
+
+	/**
+	 * The bytes acquired, on average, for each recorded buffer whose frames are kept: a buffer of at least these
+	 * bytes always keeps them, a smaller one with the odds of its bytes to these; 0 where every one keeps them.
+	 */
+	long framesEveryBytes() {
+		return this.framesEveryBytes;
 	}
 
 }

@@ -71,6 +71,11 @@ final class MemoryHistory {
 		return this.pool;
 	}
 
+	/** Which buffers are recorded, and whose frames are kept. */
+	BufferRecording bufferRecording() {
+		return this.recording;
+	}
+
 	/** A number for a recorded buffer, which its acquire and close carry. */
 	long nextBuffer() {
 		return this.buffers.incrementAndGet();

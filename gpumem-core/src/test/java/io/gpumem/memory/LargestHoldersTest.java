@@ -28,7 +28,7 @@ class LargestHoldersTest {
 
 	private static final long MIB = 1L << 20;
 
-	private final HostBackend backend = new HostBackend(64 * MIB);
+	private final HostBackend backend = new HostBackend(128 * MIB);
 
 	private final List<PooledBuffer> held = new ArrayList<>();
 
@@ -45,27 +45,27 @@ class LargestHoldersTest {
 		this.pool = pool(BufferRecording.LARGE);
 		AtomicReference<OutOfMemoryDiagnostic> observed = new AtomicReference<>();
 		this.pool.addListener((OutOfMemoryObserver) (pool, report) -> observed.set(report));
-		holdThreeOfEight();
-		holdOneOfSixteen();
+		holdThreeOfSixteen();
+		holdOneOfThirtyTwo();
 		for (int i = 0; i < 100; i++) {
 			this.held.add(this.pool.acquire(4096));
 		}
-		GpuOutOfMemoryException failure = catchFailure(32 * MIB);
+		GpuOutOfMemoryException failure = catchFailure(64 * MIB);
 		List<MemoryHolder> holders = failure.diagnostic().holders();
-		assertThat(holders).extracting(MemoryHolder::bytes, MemoryHolder::buffers)
-			.as("small buffers record no frames")
-			.containsExactly(tuple(24 * MIB, 3L),
-					tuple(16 * MIB, 1L));
-		assertThat(holders.get(0).frames().get(0)).startsWith(getClass().getName() + ".holdThreeOfEight(");
-		assertThat(holders.get(1).frames().get(0)).startsWith(getClass().getName() + ".holdOneOfSixteen(");
-		assertThat(failure.getMessage()).contains("The largest holders: 24.00 MiB in 3 buffers acquired at "
-				+ getClass().getName() + ".holdThreeOfEight(LargestHoldersTest.java:")
-			.contains("16.00 MiB in 1 buffer acquired at")
+		assertThat(holders).extracting(MemoryHolder::bytes, MemoryHolder::buffers, MemoryHolder::sampled)
+			.as("small buffers record no frames; those of 16 MiB or more always do")
+			.containsExactly(tuple(48 * MIB, 3L, false),
+					tuple(32 * MIB, 1L, false));
+		assertThat(holders.get(0).frames().get(0)).startsWith(getClass().getName() + ".holdThreeOfSixteen(");
+		assertThat(holders.get(1).frames().get(0)).startsWith(getClass().getName() + ".holdOneOfThirtyTwo(");
+		assertThat(failure.getMessage()).contains("The largest holders: 48.00 MiB in 3 buffers acquired at "
+				+ getClass().getName() + ".holdThreeOfSixteen(LargestHoldersTest.java:")
+			.contains("32.00 MiB in 1 buffer acquired at")
 			.containsPattern("The pool's largest free block is [0-9.]+ [KM]iB\\.");
 		assertThat(observed.get()).as("the same report, before the throw").isEqualTo(failure.diagnostic());
 		this.held.forEach(PooledBuffer::close);
 		this.held.clear();
-		assertThat(catchFailure(128 * MIB).diagnostic().holders()).as("closed buffers hold nothing").isEmpty();
+		assertThat(catchFailure(256 * MIB).diagnostic().holders()).as("closed buffers hold nothing").isEmpty();
 	}
 
 	@Test
@@ -79,7 +79,7 @@ class LargestHoldersTest {
 		this.pool.close();
 		this.pool = pool(BufferRecording.OFF);
 		this.held.add(this.pool.acquire(32 * MIB));
-		assertThat(catchFailure(40 * MIB).diagnostic().holders()).isEmpty();
+		assertThat(catchFailure(100 * MIB).diagnostic().holders()).isEmpty();
 	}
 
 	@Test
@@ -88,21 +88,21 @@ class LargestHoldersTest {
 		this.pool.addListener((OutOfMemoryObserver) (pool, report) -> {
 			throw new IllegalStateException("the observer broke");
 		});
-		this.pool.acquire(40 * MIB).close();
-		try (PooledBuffer served = this.pool.acquire(48 * MIB)) {
-			assertThat(served.size()).as("the cached 40 MiB were trimmed for it").isEqualTo(48 * MIB);
-			assertThat(catchFailure(32 * MIB)).as("the failure, not the observer's exception").isNotNull();
+		this.pool.acquire(80 * MIB).close();
+		try (PooledBuffer served = this.pool.acquire(96 * MIB)) {
+			assertThat(served.size()).as("the cached 80 MiB were trimmed for it").isEqualTo(96 * MIB);
+			assertThat(catchFailure(64 * MIB)).as("the failure, not the observer's exception").isNotNull();
 		}
 	}
 
-	private void holdThreeOfEight() {
+	private void holdThreeOfSixteen() {
 		for (int i = 0; i < 3; i++) {
-			this.held.add(this.pool.acquire(8 * MIB));
+			this.held.add(this.pool.acquire(16 * MIB));
 		}
 	}
 
-	private void holdOneOfSixteen() {
-		this.held.add(this.pool.acquire(16 * MIB));
+	private void holdOneOfThirtyTwo() {
+		this.held.add(this.pool.acquire(32 * MIB));
 	}
 
 	private GpuOutOfMemoryException catchFailure(long bytes) {

@@ -63,13 +63,16 @@ class PoolSnapshotTest {
 		lent.forEach(PooledBuffer::close);
 	}
 
-	/** Lends a small and a recorded buffer and one above the top class, caches some and frees some. */
+	/**
+	 * Lends a small buffer, a recorded one large enough to keep its frames always, and one above the top class, caches
+	 * some and frees some.
+	 */
 	private List<PooledBuffer> lendEveryKind(StratifiedMemoryPool pool) {
 		pool.warm(64 << 10, 4);
 		pool.acquire(2 * MIB).close();
 		BufferShelf shelf = pool.shelf(4);
 		shelf.put("key", pool.acquire(256 << 10));
-		return new ArrayList<>(List.of(pool.acquire(4096), pool.acquire(MIB), pool.acquire(65 * MIB)));
+		return new ArrayList<>(List.of(pool.acquire(4096), pool.acquire(16 * MIB), pool.acquire(65 * MIB)));
 	}
 
 	private void checkMap(StratifiedMemoryPool pool, Set<PoolSnapshot.State> states, GpuStream stream) {
@@ -92,7 +95,7 @@ class PoolSnapshotTest {
 			.flatMap((segment) -> segment.blocks().stream())
 			.toList();
 		assertThat(blocks).extracting(PoolSnapshot.BlockView::state).containsAll(states);
-		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == MIB)
+		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == 16 * MIB)
 			.singleElement()
 			.satisfies((block) -> assertThat(block.acquiredAt().get(0))
 				.startsWith(PoolSnapshotTest.class.getName() + ".lendEveryKind("));
@@ -102,7 +105,7 @@ class PoolSnapshotTest {
 				assertThat(block.acquiredAt()).as("small buffers record no frames").isEmpty();
 				assertThat(block.ageMillis()).as("nor when they were acquired").isEqualTo(-1);
 			});
-		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == MIB)
+		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT && block.bytes() == 16 * MIB)
 			.extracting(PoolSnapshot.BlockView::ageMillis)
 			.allSatisfy((age) -> assertThat(age).as("acquired in this test").isBetween(0L, sinceStart));
 		assertThat(blocks).filteredOn((block) -> block.state() == PoolSnapshot.State.CACHED)

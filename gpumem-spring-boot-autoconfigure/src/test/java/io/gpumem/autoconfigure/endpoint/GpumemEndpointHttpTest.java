@@ -27,6 +27,9 @@ import io.gpumem.pool.StratifiedMemoryPool;
 @AutoConfigureRestTestClient
 class GpumemEndpointHttpTest {
 
+	/** A buffer whose acquiring frames the default recording always keeps. */
+	private static final int RECORDED_WITH_FRAMES = 16 << 20;
+
 	@Autowired
 	private RestTestClient client;
 
@@ -154,7 +157,7 @@ class GpumemEndpointHttpTest {
 	void aPoolsSnapshotMapsItsSegmentsAndBlocksAddingUpToItsReservedBytes() {
 		this.devicePool.trim(0);
 		this.devicePool.warm(64 * 1024, 4);
-		try (PooledBuffer lent = this.devicePool.acquire(1 << 20)) {
+		try (PooledBuffer lent = this.devicePool.acquire(RECORDED_WITH_FRAMES)) {
 			this.client.get()
 				.uri("/actuator/gpumem/device/snapshot")
 				.exchange()
@@ -163,11 +166,14 @@ class GpumemEndpointHttpTest {
 				.expectBody()
 				.jsonPath("$.pool").isEqualTo("device")
 				.jsonPath("$.reservedBytes").isEqualTo(this.devicePool.reservedBytes())
-				.jsonPath("$.segments[0].bytes").isEqualTo(2L << 20)
+				.jsonPath("$.segments[*].bytes").value((List<Number> bytes) -> assertThat(bytes.stream()
+					.mapToLong(Number::longValue)
+					.sum()).isEqualTo(this.devicePool.reservedBytes()))
 				.jsonPath("$.segments[0].blocks[0].offset").isEqualTo(0)
 				.jsonPath("$.segments[*].blocks[*].state").value((List<String> states) -> assertThat(states)
 					.contains("LENT", "CACHED"))
-				.jsonPath("$.segments[*].blocks[?(@.state == 'LENT' && @.bytes == 1048576)].acquiredAt[0]")
+				.jsonPath("$.segments[*].blocks[?(@.state == 'LENT' && @.bytes == " + RECORDED_WITH_FRAMES
+						+ ")].acquiredAt[0]")
 				.value((List<String> frames) -> assertThat(frames).singleElement()
 					.asString()
 					.startsWith(getClass().getName() + ".aPoolsSnapshotMapsItsSegmentsAndBlocksAddingUpToItsReservedBytes("));
@@ -178,8 +184,8 @@ class GpumemEndpointHttpTest {
 
 	@Test
 	void aPoolsHistoryAnswersItsRecentEventsInOrder() {
-		this.devicePool.acquire(1 << 20).close();
-		this.devicePool.acquire(1 << 20).close();
+		this.devicePool.acquire(RECORDED_WITH_FRAMES).close();
+		this.devicePool.acquire(RECORDED_WITH_FRAMES).close();
 		this.client.get()
 			.uri("/actuator/gpumem/device/history")
 			.exchange()
@@ -188,7 +194,7 @@ class GpumemEndpointHttpTest {
 			.expectBody()
 			.jsonPath("$.pool").isEqualTo("device")
 			.jsonPath("$.events[-2].type").isEqualTo("ACQUIRE")
-			.jsonPath("$.events[-2].bytes").isEqualTo(1 << 20)
+			.jsonPath("$.events[-2].bytes").isEqualTo(RECORDED_WITH_FRAMES)
 			.jsonPath("$.events[-2].frames[0]").value((String frame) -> assertThat(frame)
 				.startsWith(getClass().getName() + ".aPoolsHistoryAnswersItsRecentEventsInOrder("))
 			.jsonPath("$.events[-1].type").isEqualTo("CLOSE")
