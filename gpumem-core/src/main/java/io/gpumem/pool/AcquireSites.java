@@ -40,6 +40,9 @@ final class AcquireSites {
 	/** The lent buffers whose frames are kept. */
 	private final Set<Lend> lent = ConcurrentHashMap.newKeySet();
 
+	/** The bytes from which a recorded buffer always keeps its frames ({@link BufferRecording#framesEveryBytes}). */
+	private final long framesEvery;
+
 	/** A number drawn evenly below its bound, which it is given: the odds of keeping a buffer's frames. */
 	private final LongUnaryOperator draw;
 
@@ -49,6 +52,7 @@ final class AcquireSites {
 
 	AcquireSites(MemoryHistory history, LongUnaryOperator draw) {
 		this.history = history;
+		this.framesEvery = history.bufferRecording().framesEveryBytes();
 		this.draw = draw;
 	}
 
@@ -59,16 +63,24 @@ final class AcquireSites {
 	 */
 	void lent(Block block, long bytes, long sequence) {
 		if (sequence >= 0) {
-			long every = this.history.bufferRecording().framesEveryBytes();
-			boolean frames = block.size >= every || this.draw.applyAsLong(every) < block.size;
-			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current(),
-					frames ? Math.max(1, (double) every / block.size) : 0);
-			if (frames) {
+			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current(), weight(block.size));
+			if (lend.weight > 0) {
 				this.lent.add(lend);
 			}
 			block.lend = lend;
 			this.history.acquired(sequence, lend);
 		}
+	}
+
+	/**
+	 * How many buffers of {@code blockBytes} a recorded one stands for among the holders where it keeps its frames:
+	 * 1 from {@link #framesEvery} bytes, else the inverse of its odds; 0 where it does not keep them.
+	 */
+	private double weight(long blockBytes) {
+		if (blockBytes >= this.framesEvery) {
+			return 1;
+		}
+		return (this.draw.applyAsLong(this.framesEvery) < blockBytes) ? (double) this.framesEvery / blockBytes : 0;
 	}
 
 	/** The history the recorded buffers' acquires and closes go into. */
@@ -81,17 +93,17 @@ final class AcquireSites {
 	 * many times as it stands for.
 	 */
 	List<MemoryHolder> top(int count) {
-		Map<List<String>, double[]> sites = new HashMap<>();
+		Map<List<String>, Holding> sites = new HashMap<>();
 		for (Lend lend : this.lent) {
-			double[] held = sites.computeIfAbsent(lend.frames(), (site) -> new double[3]);
-			held[0] += lend.bytes * lend.weight;
-			held[1] += lend.weight;
-			held[2] = Math.max(held[2], lend.weight);
+			Holding held = sites.computeIfAbsent(lend.frames(), (site) -> new Holding());
+			held.bytes += lend.bytes * lend.weight;
+			held.buffers += lend.weight;
+			held.sampled |= lend.weight > 1;
 		}
 		return sites.entrySet()
 			.stream()
-			.map((site) -> new MemoryHolder(site.getKey(), Math.round(site.getValue()[0]),
-					Math.round(site.getValue()[1]), site.getValue()[2] > 1))
+			.map((site) -> new MemoryHolder(site.getKey(), Math.round(site.getValue().bytes),
+					Math.round(site.getValue().buffers), site.getValue().sampled))
 			.sorted(Comparator.comparingLong(MemoryHolder::bytes).reversed())
 			.limit(count)
 			.toList();
@@ -128,6 +140,17 @@ final class AcquireSites {
 	private static String location(Class<?> type) {
 		CodeSource source = type.getProtectionDomain().getCodeSource();
 		return (source != null && source.getLocation() != null) ? source.getLocation().toString() : null;
+	}
+
+	/** What the kept lends of one site add up to, each counted for as many buffers as it stands for. */
+	private static final class Holding {
+
+		double bytes;
+
+		double buffers;
+
+		boolean sampled;
+
 	}
 
 	/**

@@ -42,7 +42,7 @@ class Block {
 	/** Watches the buffer currently lending this block, while leak detection is on. */
 	Leak leak;
 
-	/** Where the buffer currently lending this block was acquired, where its frames are recorded. */
+	/** The recorded lend of the buffer currently lending this block, with where it was acquired if kept. */
 	AcquireSites.Lend lend;
 
 	Block(Allocation allocation, int classIndex, Span span) {

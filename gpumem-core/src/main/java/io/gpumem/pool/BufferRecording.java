@@ -12,8 +12,8 @@ public enum BufferRecording {
 
 	/**
 	 * Buffers of 1 MiB or more requested, the ones that fill a device; of those, the frames of every buffer of 16 MiB
-	 * or more, and of a smaller one with the odds of its share of 16 MiB: one buffer in every 16 MiB acquired, as
-	 * heap profilers sample (TCMalloc, Go's), so that a hit pays for taking a stack about once per 16 MiB.
+	 * or more, and of a smaller one with the odds of its bytes to 16 MiB (one in every 16 MiB such buffers acquire),
+	 * as heap profilers sample (TCMalloc, Go's), so that a 1 MiB hit takes a stack one time in sixteen.
 	 */
 	LARGE(1L << 20, 16L << 20),
 
@@ -38,8 +38,8 @@ public enum BufferRecording {
 	}
 
 	/**
-	 * The bytes acquired, on average, for each recorded buffer whose frames are kept: a buffer of at least these
-	 * bytes always keeps them, a smaller one with the odds of its bytes to these; 0 where every one keeps them.
+	 * The bytes from which a recorded buffer always keeps its frames; a smaller one keeps them with the odds of its
+	 * bytes to these. 0 where every one keeps them.
 	 */
 	long framesEveryBytes() {
 		return this.framesEveryBytes;

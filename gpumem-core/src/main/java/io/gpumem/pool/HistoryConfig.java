@@ -7,7 +7,7 @@ import io.gpumem.config.InvalidSettingException;
 /**
  * What a pool's history keeps: which buffers it records, and how many events, the most recent, it holds.
  *
- * @param buffers which buffers' acquire and close are recorded, with where they were acquired
+ * @param buffers which buffers' acquire and close are recorded, and whose acquiring frames are kept
  * @param events how many events the history holds at most; 0 keeps none (acquiring frames are still recorded for
  * out-of-memory reports)
  */

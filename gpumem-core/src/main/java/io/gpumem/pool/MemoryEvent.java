@@ -20,7 +20,8 @@ import java.util.List;
  * @param reservedBytes bytes the pool held from its allocator after the event (for an acquire, once lent)
  * @param thread the name of the thread that acted
  * @param stream the stream an acquire was ordered on or a close waited for, or null
- * @param frames where an acquired buffer was acquired: the first frames outside gpumem; empty otherwise
+ * @param frames where an acquired buffer was acquired, where its frames were kept ({@link BufferRecording}): the
+ * first frames outside gpumem; empty otherwise
  */
 public record MemoryEvent(long sequence, long timeMicros, Type type, long bytes, long blockBytes, long buffer,
 		long reservedBytes, String thread, String stream, List<String> frames) {

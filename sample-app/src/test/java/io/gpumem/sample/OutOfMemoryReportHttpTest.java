@@ -43,7 +43,7 @@ class OutOfMemoryReportHttpTest {
 
 	@Test
 	void theAnswerAndTheDumpNameTheSamplesCodeAsTheHolder() throws IOException {
-		float[] large = new float[4_000_000];
+		float[] large = new float[4 << 20];
 		this.client.post()
 			.uri("/api/vectors/add")
 			.contentType(MediaType.APPLICATION_JSON)

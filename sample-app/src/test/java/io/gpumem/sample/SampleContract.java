@@ -238,7 +238,7 @@ public final class SampleContract {
 			.toList();
 		assertThat(acquires).as("the history's acquires of 1.2 MB").isNotEmpty();
 		assertThat(acquires).filteredOn((event) -> !event.get("frames").isEmpty())
-			.as("those that kept their frames, about one in thirteen")
+			.as("those that kept their frames, about one in fourteen")
 			.isNotEmpty()
 			.allSatisfy((event) -> assertThat(event.get("frames").toString()).contains(SERVICE));
 	}
