@@ -11,6 +11,8 @@ import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.BufferRecording;
+import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -18,9 +20,16 @@ import io.gpumem.pool.StratifiedMemoryPool;
 /** Something the {@link ServiceWorkload} takes its buffers from: gpumem's pool, Netty's, or the backend alone. */
 abstract class Lender implements AutoCloseable {
 
-	/** Every lender, by the name the workload's {@code --lenders} option takes. */
+	/** Every lender the workload compares, by the name its {@code --lenders} option takes: those it runs by default. */
 	static final List<String> NAMES = List.of("gpumem", "gpumem-fixed", "gpumem-cuda-async", "netty", "netty-cache",
 			"backend");
+
+	/**
+	 * Lenders run only where named, to explain another's figures: gpumem's pool with the history recording no
+	 * buffer, and {@code spin-<nanoseconds>}, which spends that long in each acquire and release and shares nothing,
+	 * so that its p99 is what the machine gives an acquire of that length.
+	 */
+	static final List<String> DIAGNOSTIC = List.of("gpumem-unrecorded", Spin.PREFIX + "<nanoseconds>");
 
 	private final String name;
 
@@ -29,9 +38,12 @@ abstract class Lender implements AutoCloseable {
 	}
 
 	static Lender create(String name, GpuBackend backend) {
+		MemoryAllocator arena = backend.virtualMemory().allocatorOr(backend.allocator(MemoryKind.DEVICE));
 		return switch (name) {
-			case "gpumem" -> new Pool(name, backend.virtualMemory().allocatorOr(backend.allocator(MemoryKind.DEVICE)),
-					PoolConfig.builder("workload").build());
+			case "gpumem" -> new Pool(name, arena, PoolConfig.builder("workload").build());
+			case "gpumem-unrecorded" -> new Pool(name, arena, PoolConfig.builder("workload")
+				.history(new HistoryConfig(BufferRecording.OFF, HistoryConfig.DEFAULT_EVENTS))
+				.build());
 			case "gpumem-fixed" -> new Pool(name, backend.allocator(MemoryKind.DEVICE),
 					PoolConfig.builder("workload").build());
 			case "gpumem-cuda-async" -> new Pool(name, backend.streamOrderedAllocator(),
@@ -39,7 +51,13 @@ abstract class Lender implements AutoCloseable {
 			case "netty" -> new Netty(name, new PooledByteBufAllocator(true));
 			case "netty-cache" -> new Netty(name, Netty.withCacheForAllThreads());
 			case "backend" -> new Backend(name, backend.allocator(MemoryKind.DEVICE));
-			default -> throw new IllegalArgumentException("unknown lender '" + name + "'; lenders are " + NAMES);
+			default -> {
+				if (name.startsWith(Spin.PREFIX)) {
+					yield new Spin(name, Long.parseLong(name.substring(Spin.PREFIX.length())));
+				}
+				throw new IllegalArgumentException("unknown lender '" + name + "'; lenders are " + NAMES + " and "
+						+ DIAGNOSTIC);
+			}
 		};
 	}
 
@@ -224,6 +242,66 @@ abstract class Lender implements AutoCloseable {
 		@Override
 		long heldAfterTrim() {
 			return heldBytes();
+		}
+
+		@Override
+		public void close() {
+		}
+
+	}
+
+	/** A lender that spends a fixed time in each acquire and release, touching nothing another thread does. */
+	static final class Spin extends Lender {
+
+		static final String PREFIX = "spin-";
+
+		private final long nanos;
+
+		Spin(String name, long nanos) {
+			super(name);
+			this.nanos = nanos;
+		}
+
+		private void spin() {
+			long end = System.nanoTime() + this.nanos;
+			while (System.nanoTime() < end) {
+				Thread.onSpinWait();
+			}
+		}
+
+		@Override
+		Object acquire(long bytes) {
+			spin();
+			return this;
+		}
+
+		@Override
+		void write(Object buffer, byte[] payload) {
+		}
+
+		@Override
+		void release(Object buffer) {
+			spin();
+		}
+
+		@Override
+		long heldBytes() {
+			return 0;
+		}
+
+		@Override
+		long peakHeldBytes() {
+			return 0;
+		}
+
+		@Override
+		long freshAllocations() {
+			return -1;
+		}
+
+		@Override
+		long heldAfterTrim() {
+			return 0;
 		}
 
 		@Override

@@ -48,7 +48,8 @@ import io.gpumem.memory.ByteSizes;
  * Options, all optional: {@code --workers 16,64,200 --requests 20000 --hold-us 20 --shape uniform|sample
  * --backend host|cuda|fake-cuda --lenders gpumem,gpumem-fixed,gpumem-cuda-async,netty,netty-cache,backend --repeat 3
  * --json FILE}; {@code gpumem} is the default configuration (expandable segments where the backend has virtual
- * memory), {@code gpumem-fixed} its arena over fixed segments. Before measuring,
+ * memory), {@code gpumem-fixed} its arena over fixed segments; {@code gpumem-unrecorded} and
+ * {@code spin-<nanoseconds>} run only where named ({@link Lender#DIAGNOSTIC}). Before measuring,
  * every lender runs once at each worker count, unmeasured, so that the JIT has compiled every path;
  * then each lender runs {@code repeat} times at each worker count, each time from a new, empty lender,
  * and the run of median req/s is shown (a run of 20 000 requests lasts a fraction of a second, and
