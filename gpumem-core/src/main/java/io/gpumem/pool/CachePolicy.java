@@ -12,16 +12,21 @@ final class CachePolicy {
 
 	/**
 	 * Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena, cut to
-	 * the request's size. Each class caches as many blocks as it once had in use, so the free lists hold the sum of
-	 * every class's peak, where the arena holds only the peak of the sum: kept small, as Netty's thread caches
-	 * ({@code maxCachedBufferCapacity}) and jemalloc's ({@code tcache_max}) keep at most 32 KiB.
+	 * the request's size. A class caches about what it used lately ({@link #sweepReturns}), each block cut from
+	 * the arena whether lent or cached: kept small, as Netty's thread caches ({@code maxCachedBufferCapacity}) and
+	 * jemalloc's ({@code tcache_max}) keep at most 32 KiB.
 	 */
 	static final long FRONT_LIMIT = 64L << 10;
+
+	/** Returns to the free lists, all stripes together, between two sweeps of a stripe ({@link #sweepReturns}). */
+	private static final int SWEEP_RETURNS = 256;
 
 	/** A miss may take a cached block of the next class up when that is at most this many times larger. */
 	private static final double MAX_UPGRADE = 1.25;
 
 	private final boolean[] front;
+
+	private final int frontClasses;
 
 	private final boolean[] upgrades;
 
@@ -34,10 +39,13 @@ final class CachePolicy {
 		int classes = ladder.count();
 		this.front = new boolean[classes];
 		this.maxBuffers = new long[classes];
+		int frontClasses = 0;
 		for (int c = 0; c < classes; c++) {
 			this.front[c] = ladder.size(c) <= FRONT_LIMIT;
+			frontClasses += this.front[c] ? 1 : 0;
 			this.maxBuffers[c] = config.maxCachedBuffers().getOrDefault(ladder.size(c), Integer.MAX_VALUE);
 		}
+		this.frontClasses = frontClasses;
 		this.upgrades = new boolean[classes];
 		for (int c = 0; c + 1 < classes; c++) {
 			this.upgrades[c] = this.front[c + 1] && ladder.size(c + 1) <= MAX_UPGRADE * ladder.size(c);
@@ -51,6 +59,11 @@ final class CachePolicy {
 	 */
 	boolean front(int classIndex) {
 		return classIndex >= 0 && this.front[classIndex];
+	}
+
+	/** How many classes the free lists keep: the smallest ones, up to {@link #FRONT_LIMIT}. */
+	int frontClasses() {
+		return this.frontClasses;
 	}
 
 	/** Whether a miss of the class may take a cached block of the next class. */
@@ -81,6 +94,17 @@ final class CachePolicy {
 	/** At most how many blocks of a class are cached: {@code max-cached-buffers} for the front's classes only. */
 	private long maxBuffers(int classIndex) {
 		return front(classIndex) ? this.maxBuffers[classIndex] : Long.MAX_VALUE;
+	}
+
+	/**
+	 * Every this many returns on one of {@code stripes} stripes of the free lists, the stripe gives back to the arena
+	 * three quarters of each class's blocks that none took since its last sweep. Where each class kept as many
+	 * blocks as it once had in use, the free lists held the sum of every class's peak, and the arena only the peak
+	 * of the sum; swept, they hold about what each class used lately, and what they give back serves any size
+	 * (jemalloc's thread-cache sweep by low-water marks; Netty trims its thread caches the same way).
+	 */
+	static int sweepReturns(int stripes) {
+		return Math.max(1, SWEEP_RETURNS / stripes);
 	}
 
 	/** Bytes cached beyond {@code max-cached}, which free segments give back. */

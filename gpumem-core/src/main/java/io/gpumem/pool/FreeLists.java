@@ -11,7 +11,8 @@ import java.util.function.ToLongFunction;
  * ({@link ThreadState}) first and from the others before a miss, and a block goes back to the stripe of the
  * thread that took it. Every request and every returned block is counted here, on the stripe it meets, under
  * the lock it takes anyway; a block the front does not keep goes on to the arena, or above the top class to
- * the large blocks. Every cached block is in a stripe, so that a trim from any thread reaches all of them;
+ * the large blocks, and so do those a stripe's sweep finds idle ({@link CachePolicy#sweepReturns}). Every cached
+ * block is in a stripe, so that a trim from any thread reaches all of them;
  * nothing is kept per thread.
  */
 final class FreeLists implements Tier {
@@ -29,7 +30,8 @@ final class FreeLists implements Tier {
 
 	private final LargeBlocks large;
 
-	FreeLists(SizeClassLadder ladder, int stripes, PoolCounters counters, Arenas arena, LargeBlocks large) {
+	FreeLists(SizeClassLadder ladder, CachePolicy policy, int stripes, PoolCounters counters, Arenas arena,
+			LargeBlocks large) {
 		this.classes = ladder.count();
 		this.blockBytes = new long[this.classes];
 		for (int c = 0; c < this.classes; c++) {
@@ -37,7 +39,8 @@ final class FreeLists implements Tier {
 		}
 		this.stripes = new Stripe[stripes];
 		for (int i = 0; i < stripes; i++) {
-			this.stripes[i] = new Stripe(this.classes, counters.cell(i));
+			this.stripes[i] = new Stripe(this.classes, policy.frontClasses(), counters.cell(i),
+					CachePolicy.sweepReturns(stripes));
 		}
 		this.mask = stripes - 1;
 		this.arena = arena;
@@ -89,13 +92,18 @@ final class FreeLists implements Tier {
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
 		Stripe stripe = this.stripes[home & this.mask];
 		boolean kept;
+		List<Block> idle;
 		stripe.lock();
 		try {
 			stripe.counts.returned(block.classIndex);
 			kept = cache && block.classIndex >= 0 && stripe.push(block, stamp);
+			idle = stripe.returned();
 		}
 		finally {
 			stripe.unlock();
+		}
+		if (idle != null) {
+			idle.forEach((swept) -> this.arena.giveBack(swept, home, stamp, false));
 		}
 		if (!kept) {
 			beneath(block).giveBack(block, home, stamp, cache);

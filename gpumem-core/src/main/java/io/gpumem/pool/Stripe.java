@@ -2,13 +2,14 @@ package io.gpumem.pool;
 
 import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ObjLongConsumer;
 
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
- * pushed, and the pool's counts of the requests and returns made on it ({@link PoolCounters.Cell}), all
- * behind one small spin lock. Only the lock's holder writes, and it writes nothing into the blocks, which two
+ * pushed, with the fewest it held since the last sweep, and the pool's counts of the requests and returns made
+ * on it ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it writes nothing into the blocks, which two
  * threads may hold side by side in memory; statistics read the counts and sizes without the lock, as recent
  * values.
  * <p>
@@ -41,8 +42,9 @@ final class Stripe extends StripeState {
 	@SuppressWarnings("unused")
 	private long q01, q02, q03, q04, q05, q06, q07, q08, q09, q10, q11, q12, q13, q14, q15, q16;
 
-	Stripe(int classes, PoolCounters.Cell counts) {
-		super(classes, counts, PAD);
+	/** A stripe of {@code classes} stacks, of which the first {@code cached} may hold blocks. */
+	Stripe(int classes, int cached, PoolCounters.Cell counts, int sweepReturns) {
+		super(classes, cached, counts, sweepReturns, PAD);
 		for (int i = 0; i < classes; i++) {
 			this.stacks[i] = new Block[4 + REF_SLACK];
 			this.stamps[i] = new long[4 + LONG_SLACK];
@@ -121,6 +123,31 @@ final class Stripe extends StripeState {
 		return block;
 	}
 
+	/**
+	 * Counts a return on this stripe; on every {@link CachePolicy#sweepReturns}th, takes out of each class three
+	 * quarters of the blocks none took since the last sweep, the least recently pushed first, and answers them;
+	 * null between sweeps.
+	 */
+	List<Block> returned() {
+		return (--this.untilSweep > 0) ? null : sweep();
+	}
+
+	private List<Block> sweep() {
+		this.untilSweep = this.sweepReturns;
+		List<Block> swept = null;
+		for (int c = 0; c < this.cachedClasses; c++) {
+			int idle = this.lows[PAD + c];
+			if (idle != 0) {
+				swept = (swept != null) ? swept : new ArrayList<>();
+				for (int n = idle - idle / 4; n > 0; n--) {
+					swept.add(removeBottom(c));
+				}
+			}
+		}
+		System.arraycopy(this.sizes, PAD, this.lows, PAD, this.cachedClasses);
+		return swept;
+	}
+
 	/** When the least recently pushed block of a class was pushed, or {@link Long#MAX_VALUE} when none is. */
 	long bottomStamp(int classIndex) {
 		return (this.sizes[PAD + classIndex] != 0) ? this.stamps[classIndex][this.bottoms[PAD + classIndex]]
@@ -181,6 +208,7 @@ final class Stripe extends StripeState {
 
 	private void taken(int classIndex, int size, Block block) {
 		this.sizes[PAD + classIndex] = size - 1;
+		this.lows[PAD + classIndex] = Math.min(this.lows[PAD + classIndex], size - 1);
 		this.cachedBytes -= block.size;
 	}
 
@@ -215,6 +243,9 @@ abstract class StripeState extends Padding {
 
 	final int classes;
 
+	/** The classes, smallest first, whose blocks may be cached. */
+	final int cachedClasses;
+
 	/** The pool's counts of the requests and returns made on this stripe. */
 	final PoolCounters.Cell counts;
 
@@ -227,19 +258,32 @@ abstract class StripeState extends Padding {
 
 	final int[] sizes;
 
+	/** Per class, the fewest blocks cached since the last sweep: those no request needed meanwhile. */
+	final int[] lows;
+
+	/** Returns on this stripe from one sweep to the next. */
+	final int sweepReturns;
+
+	/** Returns on this stripe before the next sweep. */
+	int untilSweep;
+
 	/** Bytes of the blocks in all stacks. */
 	long cachedBytes;
 
 	/** Set by {@link Stripe#close(List)}: the stripe takes no more blocks. */
 	boolean closed;
 
-	StripeState(int classes, PoolCounters.Cell counts, int pad) {
+	StripeState(int classes, int cachedClasses, PoolCounters.Cell counts, int sweepReturns, int pad) {
 		this.classes = classes;
+		this.cachedClasses = cachedClasses;
+		this.sweepReturns = sweepReturns;
+		this.untilSweep = sweepReturns;
 		this.counts = counts;
 		this.stacks = new Block[classes][];
 		this.stamps = new long[classes][];
 		this.bottoms = new int[pad + classes + pad];
 		this.sizes = new int[pad + classes + pad];
+		this.lows = new int[pad + classes + pad];
 	}
 
 }

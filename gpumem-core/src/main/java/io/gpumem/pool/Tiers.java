@@ -48,7 +48,7 @@ final class Tiers {
 		this.arena = new Arenas(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
 				config.stripes(), counters, this.policy::front);
 		this.large = new LargeBlocks(allocator, counters);
-		this.front = new FreeLists(this.ladder, config.stripes(), counters, this.arena, this.large);
+		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this.arena, this.large);
 	}
 
 	/** The bytes a request of a class (-1 above the top) asks of the tiers: its class up to the front's limit, else its size. */

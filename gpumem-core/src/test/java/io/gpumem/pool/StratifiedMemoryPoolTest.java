@@ -205,6 +205,35 @@ class StratifiedMemoryPoolTest {
 		assertThat(stats.reservedBytes()).isEqualTo(stats.cachedBytes());
 	}
 
+	/**
+	 * A class the free lists cache more of than it uses gives three quarters of its idle blocks back to the arena at
+	 * each sweep of the stripe, while a class in steady use keeps its block: eight blocks of 1 KiB closed, then a
+	 * 4 KiB buffer acquired and closed on the same thread until three sweeps have passed.
+	 */
+	@Test
+	void eachSweepGivesBackThreeQuartersOfTheBlocksAClassLeftIdleAndKeepsThoseInUse() {
+		PoolConfig.Builder config = config().sizeClasses(1024, 4096).stripes(4);
+		int sweep = CachePolicy.sweepReturns(4);
+		StratifiedMemoryPool pool = pool(config);
+		closeAll(acquireAll(pool, 1024, 8));
+		int returns = 8 + cycle(pool, 4096, sweep - 8);
+		assertThat(cached(pool, 1024)).as("the first sweep: none idle before it").isEqualTo(8);
+		returns += cycle(pool, 4096, sweep - 1);
+		assertThat(cached(pool, 1024)).as("one return before the second sweep").isEqualTo(8);
+		returns += cycle(pool, 4096, 1);
+		assertThat(cached(pool, 1024)).isEqualTo(2);
+		assertThat(pool.statistics().segments().freeBytes()).as("six back in the arena").isEqualTo(6 * 1024);
+		assertThat(pool.statistics().cachedBytes()).isEqualTo(8 * 1024 + 4096);
+		returns += cycle(pool, 4096, sweep);
+		assertThat(returns).isEqualTo(3 * sweep);
+		assertThat(cached(pool, 1024)).isZero();
+		assertThat(cached(pool, 4096)).as("taken and returned between every two sweeps").isEqualTo(1);
+		assertThat(row(pool, 4096).hits()).isEqualTo(returns - 8 - 1);
+		long allocations = this.allocator.statistics().totalCount();
+		pool.acquire(1024).close();
+		assertThat(this.allocator.statistics().totalCount()).as("the arena serves it").isEqualTo(allocations);
+	}
+
 	@Test
 	void warmFillsAClassWithinItsCap() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).maxCachedBuffers(4096, 3));
@@ -671,6 +700,14 @@ class StratifiedMemoryPoolTest {
 			buffers[i] = pool.acquire(bytes);
 		}
 		return buffers;
+	}
+
+	/** Acquires and closes a buffer of {@code bytes} {@code times} times, and answers how many. */
+	private static int cycle(StratifiedMemoryPool pool, long bytes, int times) {
+		for (int i = 0; i < times; i++) {
+			pool.acquire(bytes).close();
+		}
+		return times;
 	}
 
 	private static void closeAll(PooledBuffer[] buffers) {
