@@ -9,9 +9,9 @@ import java.util.function.ObjLongConsumer;
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
  * pushed, with the fewest it held since the last sweep, and the pool's counts of the requests and returns made
- * on it ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it writes nothing into the blocks, which two
- * threads may hold side by side in memory; statistics read the counts and sizes without the lock, as recent
- * values.
+ * on it ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it
+ * writes nothing into the blocks, which two threads may hold side by side in memory; statistics read the counts
+ * and sizes without the lock, as recent values.
  * <p>
  * Each stack is a ring: lent blocks are pushed and popped at its top, and trims take the least
  * recently used blocks from its bottom. Everything the lock's holder writes is padded by 128 bytes on
@@ -42,9 +42,9 @@ final class Stripe extends StripeState {
 	@SuppressWarnings("unused")
 	private long q01, q02, q03, q04, q05, q06, q07, q08, q09, q10, q11, q12, q13, q14, q15, q16;
 
-	/** A stripe of {@code classes} stacks, of which the first {@code cached} may hold blocks. */
-	Stripe(int classes, int cached, PoolCounters.Cell counts, int sweepReturns) {
-		super(classes, cached, counts, sweepReturns, PAD);
+	/** A stripe of {@code classes} stacks, of which the first {@code cachedClasses} may hold blocks. */
+	Stripe(int classes, int cachedClasses, PoolCounters.Cell counts, int sweepReturns) {
+		super(classes, cachedClasses, counts, sweepReturns, PAD);
 		for (int i = 0; i < classes; i++) {
 			this.stacks[i] = new Block[4 + REF_SLACK];
 			this.stamps[i] = new long[4 + LONG_SLACK];
