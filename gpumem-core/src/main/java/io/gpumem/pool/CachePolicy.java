@@ -12,14 +12,17 @@ final class CachePolicy {
 
 	/**
 	 * Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena, cut to
-	 * the request's size. A class caches about what it used lately ({@link #sweepReturns}), each block cut from
-	 * the arena whether lent or cached: kept small, as Netty's thread caches ({@code maxCachedBufferCapacity}) and
-	 * jemalloc's ({@code tcache_max}) keep at most 32 KiB.
+	 * the request's size. A class caches about what it used lately ({@link #sweepReturns}); its blocks, lent or
+	 * cached, are all cut from the arena's first shard: kept small, as Netty's thread caches
+	 * ({@code maxCachedBufferCapacity}) and jemalloc's ({@code tcache_max}) keep at most 32 KiB.
 	 */
 	static final long FRONT_LIMIT = 64L << 10;
 
 	/** Returns to the free lists, all stripes together, between two sweeps of a stripe ({@link #sweepReturns}). */
 	private static final int SWEEP_RETURNS = 256;
+
+	/** The fewest returns on a stripe between two of its sweeps, however many stripes there are. */
+	private static final int MIN_SWEEP_RETURNS = 8;
 
 	/** A miss may take a cached block of the next class up when that is at most this many times larger. */
 	private static final double MAX_UPGRADE = 1.25;
@@ -97,14 +100,15 @@ final class CachePolicy {
 	}
 
 	/**
-	 * Every this many returns on one of {@code stripes} stripes of the free lists, the stripe gives back to the arena
-	 * three quarters of each class's blocks that none took since its last sweep. Where each class kept as many
-	 * blocks as it once had in use, the free lists held the sum of every class's peak, and the arena only the peak
-	 * of the sum; swept, they hold about what each class used lately, and what they give back serves any size
-	 * (jemalloc's thread-cache sweep by low-water marks; Netty trims its thread caches the same way).
+	 * Every this many returns on one of {@code stripes} stripes of the free lists ({@value #SWEEP_RETURNS} shared
+	 * among them, at least {@value #MIN_SWEEP_RETURNS}), the stripe gives back to the arena three quarters, rounded
+	 * up, of each class's blocks that none took since its last sweep. Where each class kept as many blocks as it
+	 * once had in use, the free lists held the sum of every class's peak, and the arena only the peak of the sum;
+	 * swept, they hold about what each class used lately, and what they give back serves any size (jemalloc's
+	 * thread-cache sweep by low-water marks; Netty trims its thread caches the same way).
 	 */
 	static int sweepReturns(int stripes) {
-		return Math.max(1, SWEEP_RETURNS / stripes);
+		return Math.max(MIN_SWEEP_RETURNS, SWEEP_RETURNS / stripes);
 	}
 
 	/** Bytes cached beyond {@code max-cached}, which free segments give back. */

@@ -38,9 +38,9 @@ final class FreeLists implements Tier {
 			this.blockBytes[c] = Arena.spanSize(ladder.size(c));
 		}
 		this.stripes = new Stripe[stripes];
+		int sweepReturns = CachePolicy.sweepReturns(stripes);
 		for (int i = 0; i < stripes; i++) {
-			this.stripes[i] = new Stripe(this.classes, policy.frontClasses(), counters.cell(i),
-					CachePolicy.sweepReturns(stripes));
+			this.stripes[i] = new Stripe(this.classes, policy.frontClasses(), counters.cell(i), sweepReturns);
 		}
 		this.mask = stripes - 1;
 		this.arena = arena;
@@ -86,13 +86,13 @@ final class FreeLists implements Tier {
 	/**
 	 * Counts the return of any block on stripe {@code home} (that of the thread that took it), and caches a
 	 * class's block there, stamped, where {@code cache} allows and the lists are open; any other block goes on
-	 * to the tier beneath.
+	 * to the tier beneath, and so do the blocks the stripe's sweep takes out, if this return is its turn.
 	 */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
 		Stripe stripe = this.stripes[home & this.mask];
 		boolean kept;
-		List<Block> idle;
+		List<Stripe.Idle> idle;
 		stripe.lock();
 		try {
 			stripe.counts.returned(block.classIndex);
@@ -102,11 +102,11 @@ final class FreeLists implements Tier {
 		finally {
 			stripe.unlock();
 		}
-		if (idle != null) {
-			idle.forEach((swept) -> this.arena.giveBack(swept, home, stamp, false));
-		}
 		if (!kept) {
 			beneath(block).giveBack(block, home, stamp, cache);
+		}
+		if (idle != null) {
+			idle.forEach((swept) -> this.arena.giveBack(swept.block(), home, swept.stamp(), false));
 		}
 		return kept;
 	}

@@ -8,7 +8,7 @@ import java.util.function.ObjLongConsumer;
 
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
- * pushed, with the fewest it held since the last sweep, and the pool's counts of the requests and returns made
+ * pushed, per class the fewest blocks it held since the last sweep, and the pool's counts of the requests and returns made
  * on it ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it
  * writes nothing into the blocks, which two threads may hold side by side in memory; statistics read the counts
  * and sizes without the lock, as recent values.
@@ -125,27 +125,32 @@ final class Stripe extends StripeState {
 
 	/**
 	 * Counts a return on this stripe; on every {@link CachePolicy#sweepReturns}th, takes out of each class three
-	 * quarters of the blocks none took since the last sweep, the least recently pushed first, and answers them;
-	 * null between sweeps.
+	 * quarters, rounded up, of the blocks none took since the last sweep, the least recently pushed first, and
+	 * answers them with their stamps; null between sweeps.
 	 */
-	List<Block> returned() {
+	List<Idle> returned() {
 		return (--this.untilSweep > 0) ? null : sweep();
 	}
 
-	private List<Block> sweep() {
+	private List<Idle> sweep() {
 		this.untilSweep = this.sweepReturns;
-		List<Block> swept = null;
+		List<Idle> swept = null;
 		for (int c = 0; c < this.cachedClasses; c++) {
 			int idle = this.lows[PAD + c];
 			if (idle != 0) {
 				swept = (swept != null) ? swept : new ArrayList<>();
 				for (int n = idle - idle / 4; n > 0; n--) {
-					swept.add(removeBottom(c));
+					long stamp = bottomStamp(c);
+					swept.add(new Idle(removeBottom(c), stamp));
 				}
 			}
 		}
 		System.arraycopy(this.sizes, PAD, this.lows, PAD, this.cachedClasses);
 		return swept;
+	}
+
+	/** A block a sweep took out, and when it was pushed. */
+	record Idle(Block block, long stamp) {
 	}
 
 	/** When the least recently pushed block of a class was pushed, or {@link Long#MAX_VALUE} when none is. */

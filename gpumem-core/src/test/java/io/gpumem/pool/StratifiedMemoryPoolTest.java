@@ -206,9 +206,10 @@ class StratifiedMemoryPoolTest {
 	}
 
 	/**
-	 * A class the free lists cache more of than it uses gives three quarters of its idle blocks back to the arena at
-	 * each sweep of the stripe, while a class in steady use keeps its block: eight blocks of 1 KiB closed, then a
-	 * 4 KiB buffer acquired and closed on the same thread until three sweeps have passed.
+	 * A class the free lists cache more of than it uses gives three quarters of its idle blocks, rounded up, back to
+	 * the arena at each sweep of the stripe, while a class in steady use keeps its block: eight blocks of 1 KiB
+	 * closed, then a 4 KiB buffer acquired and closed on the same thread until three sweeps have passed. The
+	 * stripes share the returns between sweeps, down to a floor.
 	 */
 	@Test
 	void eachSweepGivesBackThreeQuartersOfTheBlocksAClassLeftIdleAndKeepsThoseInUse() {
@@ -232,6 +233,7 @@ class StratifiedMemoryPoolTest {
 		long allocations = this.allocator.statistics().totalCount();
 		pool.acquire(1024).close();
 		assertThat(this.allocator.statistics().totalCount()).as("the arena serves it").isEqualTo(allocations);
+		assertThat(List.of(1, 4, 32, 64, 512)).extracting(CachePolicy::sweepReturns).containsExactly(256, 64, 8, 8, 8);
 	}
 
 	@Test
