@@ -163,7 +163,8 @@ final class MemoryHistory {
 		if (this.ring.length() == 0) {
 			return;
 		}
-		long micros = START_MICROS + (System.nanoTime() - START_NANOS) / 1000;
+		long nanos = (lend != null) ? lend.acquiredNanos : System.nanoTime();
+		long micros = START_MICROS + (nanos - START_NANOS) / 1000;
 		Entry entry = new Entry(sequence, micros, type, bytes, blockBytes, buffer, reserved,
 				Thread.currentThread().getName(), stream, lend);
 		int slot = (int) (sequence % this.ring.length());
