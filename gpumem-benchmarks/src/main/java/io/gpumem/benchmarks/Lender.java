@@ -76,10 +76,14 @@ abstract class Lender implements AutoCloseable {
 	abstract long heldBytes();
 
 	/** The most the lender held at once, where it keeps that figure exactly; 0 otherwise. */
-	abstract long peakHeldBytes();
+	long peakHeldBytes() {
+		return 0;
+	}
 
 	/** Calls to the backend's allocator so far, or -1 where the lender cannot say. */
-	abstract long freshAllocations();
+	long freshAllocations() {
+		return -1;
+	}
 
 	/** Trims everything cached, from a thread that did not serve requests, and answers what is still held. */
 	abstract long heldAfterTrim();
@@ -191,16 +195,6 @@ abstract class Lender implements AutoCloseable {
 		}
 
 		@Override
-		long peakHeldBytes() {
-			return 0;
-		}
-
-		@Override
-		long freshAllocations() {
-			return -1;
-		}
-
-		@Override
 		long heldAfterTrim() {
 			this.allocator.trimCurrentThreadCache();
 			return heldBytes();
@@ -287,16 +281,6 @@ abstract class Lender implements AutoCloseable {
 		@Override
 		long heldBytes() {
 			return 0;
-		}
-
-		@Override
-		long peakHeldBytes() {
-			return 0;
-		}
-
-		@Override
-		long freshAllocations() {
-			return -1;
 		}
 
 		@Override
