@@ -144,11 +144,6 @@ final class Arena extends Padding implements Tier {
 		return Math.max(0, this.segmentBytes - this.reserved.bytes());
 	}
 
-	/** Adds nothing: the free spans belong to no class. */
-	@Override
-	public void addCached(long[] buffers, long[] bytes) {
-	}
-
 	/** Gives back what is free, once the granules another thread maps or unmaps are settled. */
 	@Override
 	public void close() {
@@ -159,9 +154,13 @@ final class Arena extends Padding implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes a block of the class would map beyond the free granules this shard unmaps first. */
-	synchronized long shortfall(int classIndex, long size) {
-		long mapping = this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
+	/** Bytes of granules a block of the class would map here ({@link FreeSpans#mapping}). */
+	synchronized long mapping(int classIndex, long size) {
+		return this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
+	}
+
+	/** Bytes a block that maps {@code mapping} here would map beyond the free granules this shard unmaps first. */
+	synchronized long shortfall(long mapping) {
 		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
 	}
 

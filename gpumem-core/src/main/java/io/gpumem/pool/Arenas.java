@@ -12,8 +12,9 @@ import io.gpumem.memory.MemoryAllocator;
  * The arena behind a pool's classes, over expandable segments as shards that the requesting thread's stripe picks,
  * each with its own lock, ranges and spans, so that requests above the free lists do not queue on one lock (RMM's
  * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up
- * to {@value #MAX_FOREIGN_TAKES} in a row), and before a shard maps, the others unmap as many free granules, so that
- * no shard strands memory and the device rarely holds both. The blocks the free lists keep, few and rarely asked
+ * to {@value #MAX_FOREIGN_TAKES} in a row), one that must map does so in the shard where it maps the fewest granules,
+ * and before a shard maps, the others unmap as many free granules, so that no shard strands memory and the device
+ * rarely holds both. The blocks the free lists keep, few and rarely asked
  * for once cached, are all cut from the first shard, so that only one shard's range holds a partly used granule of
  * them. Over fixed segments, which go back only whole, one shard.
  */
@@ -82,14 +83,23 @@ final class Arenas implements Tier {
 	}
 
 	/**
-	 * A block from the shard of stripe {@code home} (or the first, for a class the free lists keep), mapping or
-	 * allocating as needed, once the other shards have unmapped as many of their free granules as it would map beyond
-	 * its own. Where the allocator refuses, a fit another shard holds still serves.
+	 * A block from the shard where it maps the fewest granules ({@link FreeSpans#mapping}), stripe {@code home}'s on
+	 * a tie (the first, for a class the free lists keep; a fit another shard holds mapped only through {@link #take}),
+	 * mapping or allocating as needed, once the other shards have unmapped as many of their free granules as it would
+	 * map beyond that shard's own. Where the allocator refuses, a fit another shard holds still serves.
 	 * @throws GpuOutOfMemoryException if the allocator refuses and no shard has a fit
 	 */
 	Block allocate(int classIndex, long size, int home) {
 		int own = stripe(classIndex, home);
-		long shortfall = (this.shards.length > 1) ? shard(own).shortfall(classIndex, size) : 0;
+		long mapping = (this.shards.length > 1) ? shard(own).mapping(classIndex, size) : 0;
+		for (int i = 1; i < this.shards.length && mapping > 0 && !this.keeps.test(classIndex); i++) {
+			long there = shard(home + i).mapping(classIndex, size);
+			if (there > 0 && there < mapping) {
+				own = home + i;
+				mapping = there;
+			}
+		}
+		long shortfall = (mapping > 0) ? shard(own).shortfall(mapping) : 0;
 		for (int i = 1; i < this.shards.length && shortfall > 0; i++) {
 			shortfall -= shard(own + i).unmapFree(shortfall);
 		}
@@ -167,11 +177,6 @@ final class Arenas implements Tier {
 			cached += shard.cachedBytes();
 		}
 		return cached;
-	}
-
-	/** Adds nothing: the free spans belong to no class. */
-	@Override
-	public void addCached(long[] buffers, long[] bytes) {
 	}
 
 	@Override

@@ -34,8 +34,12 @@ interface Tier {
 	/** Bytes kept, ready to lend; a recent value while threads acquire and release. */
 	long cachedBytes();
 
-	/** Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}. */
-	void addCached(long[] buffers, long[] bytes);
+	/**
+	 * Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}; the
+	 * arena's free spans belong to no class.
+	 */
+	default void addCached(long[] buffers, long[] bytes) {
+	}
 
 	/**
 	 * Hands each block it keeps to {@code cached} with the stamp it was kept at, under its lock; the arena's free

@@ -74,6 +74,25 @@ class ArenaShardsTest {
 		assertThat(this.pool.reservedBytes()).isZero();
 	}
 
+	/**
+	 * No shard has a mapped fit for 3 MiB, but the free half of the first thread's granule, at the end of what its
+	 * shard maps, takes it with one granule more where the second thread's own shard would map two.
+	 */
+	@Test
+	void aRequestThatMustMapDoesSoInTheShardWhereItMapsTheFewestGranules() {
+		PooledBuffer half = on(this.first, () -> this.pool.acquire(MIB));
+		long allocations = this.physical.statistics().totalCount();
+		PooledBuffer larger = on(this.second, () -> this.pool.acquire(3 * MIB));
+		assertThat(this.physical.statistics().totalCount() - allocations).as("one granule mapped").isEqualTo(1);
+		assertThat(this.pool.reservedBytes()).as("two granules for 4 MiB lent").isEqualTo(4 * MIB);
+		assertThat(this.pool.statistics().segments().addressBytes()).as("the first shard's range alone")
+			.isEqualTo(256 * MIB);
+		on(this.second, larger::close);
+		half.close();
+		this.pool.trim(0);
+		assertThat(this.pool.reservedBytes()).isZero();
+	}
+
 	@Test
 	void twoThreadsCutFromShardsOfTheirOwn() {
 		PooledBuffer first = on(this.first, () -> this.pool.acquire(4 * MIB));

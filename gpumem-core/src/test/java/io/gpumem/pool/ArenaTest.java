@@ -197,7 +197,7 @@ class ArenaTest {
 		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
 		assertThat(mapped.get()).as("the second granule, half lent").isEqualTo(GRANULE);
-		assertThat(expandable.shortfall(0, MIB)).as("nothing to map for a MiB").isZero();
+		assertThat(expandable.shortfall(expandable.mapping(0, MIB))).as("nothing to map for a MiB").isZero();
 
 		Block placed = expandable.take(0, MIB, 0);
 		assertThat(placed).as("a mapped fit").isNotNull();
@@ -232,7 +232,7 @@ class ArenaTest {
 		expandable.giveBack(blocks.get(4), 0, 0, false);
 		assertThat(mapped.get()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
 
-		assertThat(expandable.shortfall(0, 3 * MIB)).as("the third granule makes room for the fourth").isZero();
+		assertThat(expandable.shortfall(expandable.mapping(0, 3 * MIB))).as("the third granule makes room for the fourth").isZero();
 		Block placed = expandable.allocate(0, 3 * MIB);
 		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
 		assertThat(mapped.get()).as("the fourth granule mapped for the third").isEqualTo(2 * GRANULE);
