@@ -14,9 +14,9 @@ import io.gpumem.memory.MemoryAllocator;
  * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up
  * to {@value #MAX_FOREIGN_TAKES} in a row), one that must map does so in the shard where it maps the fewest granules,
  * and before a shard maps, the others unmap as many free granules, so that no shard strands memory and the device
- * rarely holds both. The blocks the free lists keep, few and rarely asked
- * for once cached, are all cut from the first shard, so that only one shard's range holds a partly used granule of
- * them. Over fixed segments, which go back only whole, one shard.
+ * rarely holds both. The blocks the free lists keep, few and rarely asked for once cached, are all cut from the first
+ * shard, so that only one shard's range holds a partly used granule of them. Over fixed segments, which go back only
+ * whole, one shard.
  */
 final class Arenas implements Tier {
 

@@ -35,8 +35,8 @@ interface Tier {
 	long cachedBytes();
 
 	/**
-	 * Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}; the
-	 * arena's free spans belong to no class.
+	 * Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}; by
+	 * default nothing, as the arena's free spans belong to no class.
 	 */
 	default void addCached(long[] buffers, long[] bytes) {
 	}
