@@ -154,9 +154,10 @@ final class Arena extends Padding implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes of granules a block of the class would map here ({@link FreeSpans#mapping}). */
+	/** Bytes of granules a block of the class would map here ({@link FreeSpans#mapping}); 0 where a fit is mapped. */
 	synchronized long mapping(int classIndex, long size) {
-		return this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
+		FreeSpans spans = this.source.spans(classIndex);
+		return (spans.fit(spanSize(size), true) != null) ? 0 : spans.mapping(spanSize(size), this.source.step);
 	}
 
 	/** Bytes a block that maps {@code mapping} here would map beyond the free granules this shard unmaps first. */

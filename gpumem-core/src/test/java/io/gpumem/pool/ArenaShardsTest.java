@@ -155,6 +155,24 @@ class ArenaShardsTest {
 		assertThat(this.pool.reservedBytes()).isZero();
 	}
 
+	/**
+	 * The same where the other shard's fit lies on a granule wholly free, which the fit would map no more but lend:
+	 * after {@value Arenas#MAX_FOREIGN_TAKES} takes, the thread maps two granules of its own rather than go on taking it.
+	 */
+	@Test
+	void aThreadThatKeepsTakingAWholeFreeGranuleFromAnotherShardGrowsItsOwn() {
+		PooledBuffer held = on(this.first, () -> this.pool.acquire(MIB));
+		on(this.first, () -> this.pool.acquire(3 * MIB).close());
+		long allocations = this.physical.statistics().totalCount();
+		on(this.second, () -> cycle(2 * Arenas.MAX_FOREIGN_TAKES, 3 * MIB));
+		assertThat(this.physical.statistics().totalCount() - allocations).as("two granules of its own").isEqualTo(2);
+		assertThat(this.pool.statistics().segments().addressBytes()).as("a range in each thread's shard")
+			.isEqualTo(2 * 256 * MIB);
+		held.close();
+		this.pool.trim(0);
+		assertThat(this.pool.reservedBytes()).isZero();
+	}
+
 	/** On a full device, a thread whose own shard cannot grow still takes another shard's fit, however often. */
 	@Test
 	void aThreadWhoseShardCannotGrowTakesAnotherShardsFit() {
@@ -169,8 +187,12 @@ class ArenaShardsTest {
 	}
 
 	private void cycle(int times) {
+		cycle(times, MIB);
+	}
+
+	private void cycle(int times, long bytes) {
 		for (int i = 0; i < times; i++) {
-			this.pool.acquire(MIB).close();
+			this.pool.acquire(bytes).close();
 		}
 	}
 
