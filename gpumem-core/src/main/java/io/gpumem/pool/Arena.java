@@ -156,8 +156,7 @@ final class Arena extends Padding implements Tier {
 
 	/** Bytes of granules a block of the class would map here ({@link FreeSpans#mapping}); 0 where a fit is mapped. */
 	synchronized long mapping(int classIndex, long size) {
-		FreeSpans spans = this.source.spans(classIndex);
-		return (spans.fit(spanSize(size), true) != null) ? 0 : spans.mapping(spanSize(size), this.source.step);
+		return this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
 	}
 
 	/** Bytes a block that maps {@code mapping} here would map beyond the free granules this shard unmaps first. */

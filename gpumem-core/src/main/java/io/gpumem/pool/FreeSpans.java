@@ -38,9 +38,10 @@ final class FreeSpans {
 	}
 
 	/**
-	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: those it touches unmapped
-	 * where it lies in its fit ({@link #placement}), and the mapped ones lying wholly in the fit that its cut leaves
-	 * free no more; where none fits, the granules of {@code granule} bytes a new range maps for it.
+	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: none where a fit is mapped;
+	 * else those it touches unmapped where it lies in its fit ({@link #placement}), and the mapped ones lying wholly in
+	 * the fit that its cut leaves free no more; where none fits, the granules of {@code granule} bytes a new range maps
+	 * for it.
 	 */
 	long mapping(long size, long granule) {
 		Span fit = fit(size, false);
@@ -50,7 +51,8 @@ final class FreeSpans {
 		Granules granules = fit.segment.granules;
 		long at = placement(fit, size);
 		long end = fit.offset + fit.size;
-		return granules.unmappedBytes(at, at + size) + granules.mappedWithin(fit.offset, end)
+		long unmapped = granules.unmappedBytes(at, at + size);
+		return (unmapped == 0) ? 0 : unmapped + granules.mappedWithin(fit.offset, end)
 				- granules.mappedWithin(fit.offset, at) - granules.mappedWithin(at + size, end);
 	}
 

@@ -232,7 +232,8 @@ class ArenaTest {
 		expandable.giveBack(blocks.get(4), 0, 0, false);
 		assertThat(mapped.get()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
 
-		assertThat(expandable.shortfall(expandable.mapping(0, 3 * MIB))).as("the third granule makes room for the fourth").isZero();
+		assertThat(expandable.shortfall(expandable.mapping(0, 3 * MIB))).as("the third granule makes room for the fourth")
+			.isZero();
 		Block placed = expandable.allocate(0, 3 * MIB);
 		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
 		assertThat(mapped.get()).as("the fourth granule mapped for the third").isEqualTo(2 * GRANULE);
