@@ -4,12 +4,6 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
 
-import com.sun.jna.Library;
-import com.sun.jna.Memory;
-import com.sun.jna.Native;
-import com.sun.jna.Platform;
-import com.sun.jna.ptr.LongByReference;
-
 import jcuda.NativePointerObject;
 import jcuda.Pointer;
 import jcuda.driver.CUcontext;
@@ -19,16 +13,7 @@ import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUfunction;
-import jcuda.driver.CUmemAccessDesc;
-import jcuda.driver.CUmemAccess_flags;
-import jcuda.driver.CUmemAllocationGranularity_flags;
-import jcuda.driver.CUmemAllocationHandleType;
-import jcuda.driver.CUmemAllocationType;
 import jcuda.driver.CUmemAttach_flags;
-import jcuda.driver.CUmemLocation;
-import jcuda.driver.CUmemLocationType;
-import jcuda.driver.CUmemPoolProps;
-import jcuda.driver.CUmemoryPool;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUresult;
 import jcuda.driver.CUstream;
@@ -38,9 +23,9 @@ import jcuda.driver.JCudaDriver;
 import io.gpumem.memory.MemoryInfo;
 
 /**
- * {@link CudaDriver} on JCuda: each method one JCuda call and a check of its result code, but for the calls on
- * physical memory of virtual-memory management, which go through JNA ({@link PhysicalMemoryCalls}). The only class
- * of gpumem that touches JCuda; loading it loads JCuda's natives and {@code libcuda}.
+ * {@link CudaDriver} on JCuda: each method one JCuda call and a check of its result code, but for the calls JCuda
+ * marshals wrongly, which go through JNA ({@link DirectDriverCalls}). With those, the only classes of gpumem that
+ * touch JCuda; loading it loads JCuda's natives and {@code libcuda}.
  */
 final class JCudaBinding implements CudaDriver {
 
@@ -97,15 +82,12 @@ final class JCudaBinding implements CudaDriver {
 
 	@Override
 	public long allocationGranularity(int device) {
-		LongByReference granularity = new LongByReference();
-		check(PhysicalMemoryCalls.LOADED.cuMemGetAllocationGranularity(granularity, PhysicalMemoryCalls.pinned(device),
-				CUmemAllocationGranularity_flags.CU_MEM_ALLOC_GRANULARITY_MINIMUM), "cuMemGetAllocationGranularity");
-		return granularity.getValue();
+		return DirectDriverCalls.allocationGranularity(device);
 	}
 
 	@Override
 	public Object reserveAddresses(long bytes) {
-		RangeAddress base = new RangeAddress();
+		DevicePointer base = new DevicePointer();
 		check(JCudaDriver.cuMemAddressReserve(base, bytes, 0, new CUdeviceptr(), 0), "cuMemAddressReserve");
 		return base;
 	}
@@ -118,30 +100,22 @@ final class JCudaBinding implements CudaDriver {
 	/** {@inheritDoc} The handle is the driver's number, a {@link Long}. */
 	@Override
 	public Object createPhysical(int device, long bytes) {
-		LongByReference handle = new LongByReference();
-		check(PhysicalMemoryCalls.LOADED.cuMemCreate(handle, bytes, PhysicalMemoryCalls.pinned(device), 0),
-				"cuMemCreate");
-		return handle.getValue();
+		return DirectDriverCalls.createPhysical(device, bytes);
 	}
 
 	@Override
 	public void releasePhysical(Object handle) {
-		check(PhysicalMemoryCalls.LOADED.cuMemRelease((Long) handle), "cuMemRelease");
+		DirectDriverCalls.releasePhysical((Long) handle);
 	}
 
 	@Override
 	public void map(Object address, long bytes, Object handle) {
-		check(PhysicalMemoryCalls.LOADED.cuMemMap(((RangeAddress) address).value(), bytes, 0, (Long) handle, 0),
-				"cuMemMap");
+		DirectDriverCalls.map(((DevicePointer) address).value(), bytes, (Long) handle);
 	}
 
 	@Override
 	public void setAccess(Object address, long bytes, int device) {
-		CUmemAccessDesc access = new CUmemAccessDesc(
-				new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, device),
-				CUmemAccess_flags.CU_MEM_ACCESS_FLAGS_PROT_READWRITE);
-		check(JCudaDriver.cuMemSetAccess((CUdeviceptr) address, bytes, new CUmemAccessDesc[] { access }, 1),
-				"cuMemSetAccess");
+		DirectDriverCalls.setAccess(((DevicePointer) address).value(), bytes, device);
 	}
 
 	@Override
@@ -193,23 +167,15 @@ final class JCudaBinding implements CudaDriver {
 		return pointer;
 	}
 
+	/** {@inheritDoc} The pool is the driver's handle, a {@link Long}. */
 	@Override
 	public Object createMemoryPool(int device) {
-		CUmemPoolProps properties = new CUmemPoolProps();
-		properties.allocType = CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED;
-		properties.handleTypes = CUmemAllocationHandleType.CU_MEM_HANDLE_TYPE_NONE;
-		properties.location = new CUmemLocation(CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE, device);
-		CUmemoryPool pool = new CUmemoryPool();
-		check(JCudaDriver.cuMemPoolCreate(pool, properties), "cuMemPoolCreate");
-		return pool;
+		return DirectDriverCalls.createPool(device);
 	}
 
 	@Override
 	public Object allocateFromPool(Object pool, long bytes, Object stream) {
-		CUdeviceptr pointer = new CUdeviceptr();
-		check(JCudaDriver.cuMemAllocFromPoolAsync(pointer, bytes, (CUmemoryPool) pool, stream(stream)),
-				"cuMemAllocFromPoolAsync");
-		return pointer;
+		return DevicePointer.at(DirectDriverCalls.allocateFromPool((Long) pool, bytes, StreamHandle.value(stream)));
 	}
 
 	@Override
@@ -219,12 +185,12 @@ final class JCudaBinding implements CudaDriver {
 
 	@Override
 	public void trimMemoryPool(Object pool, long keepBytes) {
-		check(JCudaDriver.cuMemPoolTrimTo((CUmemoryPool) pool, keepBytes), "cuMemPoolTrimTo");
+		DirectDriverCalls.trimPool((Long) pool, keepBytes);
 	}
 
 	@Override
 	public void destroyMemoryPool(Object pool) {
-		check(JCudaDriver.cuMemPoolDestroy((CUmemoryPool) pool), "cuMemPoolDestroy");
+		DirectDriverCalls.destroyPool((Long) pool);
 	}
 
 	@Override
@@ -329,7 +295,7 @@ final class JCudaBinding implements CudaDriver {
 
 	@Override
 	public Object createStream() {
-		CUstream stream = new CUstream();
+		CUstream stream = new StreamHandle();
 		check(JCudaDriver.cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING), "cuStreamCreate");
 		return stream;
 	}
@@ -464,28 +430,36 @@ final class JCudaBinding implements CudaDriver {
 		return (byteOffset == 0) ? pointer : pointer.withByteOffset(byteOffset);
 	}
 
-	private static void check(int result, String call) {
+	/** Throws the {@link CudaException} of {@code call} unless {@code result} is {@code CUDA_SUCCESS}. */
+	static void check(int result, String call) {
 		if (result != CUresult.CUDA_SUCCESS) {
 			throw new CudaException(call, result, CUresult.stringFor(result));
 		}
 	}
 
 	/**
-	 * An address of a range reserved for virtual-memory management, or an offset into one: a JCuda pointer whose
-	 * value can be read, for the calls that go through JNA.
+	 * A device address whose value can be read, for the calls that go through JNA, and made, for the addresses they
+	 * answer: JCuda passes the driver a pointer's native value plus its byte offset, so an address is an offset past a
+	 * null pointer.
 	 */
-	private static final class RangeAddress extends CUdeviceptr {
+	private static final class DevicePointer extends CUdeviceptr {
 
-		RangeAddress() {
+		private static final DevicePointer NULL = new DevicePointer();
+
+		DevicePointer() {
 		}
 
-		private RangeAddress(RangeAddress base, long byteOffset) {
+		private DevicePointer(DevicePointer base, long byteOffset) {
 			super(base, byteOffset);
+		}
+
+		static DevicePointer at(long address) {
+			return new DevicePointer(NULL, address);
 		}
 
 		@Override
 		public CUdeviceptr withByteOffset(long byteOffset) {
-			return new RangeAddress(this, byteOffset);
+			return new DevicePointer(this, byteOffset);
 		}
 
 		long value() {
@@ -494,38 +468,12 @@ final class JCudaBinding implements CudaDriver {
 
 	}
 
-	/**
-	 * The driver's calls that take allocation properties, or the handles of physical memory, made through JNA:
-	 * JCuda 12.6.0 fills the properties' {@code allocFlags} from the wrong object and leaves bytes the driver requires
-	 * zero as the stack held them, which {@code cuMemCreate} refuses with {@code CUDA_ERROR_INVALID_VALUE}
-	 * (docs/gpu-verification.md); a handle is then the driver's number, which JCuda's handle object cannot carry, so
-	 * releasing and mapping it go this way too.
-	 */
-	interface PhysicalMemoryCalls extends Library {
+	/** A stream whose driver handle can be read, for the calls that go through JNA. */
+	private static final class StreamHandle extends CUstream {
 
-		/** The calls, bound by name to the driver library, the one JCuda's natives link against. */
-		PhysicalMemoryCalls LOADED = Native.load(Platform.isWindows() ? "nvcuda" : "libcuda.so.1",
-				PhysicalMemoryCalls.class);
-
-		int cuMemGetAllocationGranularity(LongByReference granularity, com.sun.jna.Pointer properties, int option);
-
-		int cuMemCreate(LongByReference handle, long bytes, com.sun.jna.Pointer properties, long flags);
-
-		int cuMemRelease(long handle);
-
-		int cuMemMap(long address, long bytes, long offset, long handle, long flags);
-
-		/**
-		 * {@code CUmemAllocationProp} for pinned memory on {@code device}, zeroed but for the allocation type and
-		 * location: two ints, the location's type and id, the Win32 metadata pointer and eight bytes of flags.
-		 */
-		static com.sun.jna.Pointer pinned(int device) {
-			Memory properties = new Memory(32);
-			properties.clear();
-			properties.setInt(0, CUmemAllocationType.CU_MEM_ALLOCATION_TYPE_PINNED);
-			properties.setInt(8, CUmemLocationType.CU_MEM_LOCATION_TYPE_DEVICE);
-			properties.setInt(12, device);
-			return properties;
+		/** The handle of {@code stream}, 0 for the default stream ({@code null}). */
+		static long value(Object stream) {
+			return (stream != null) ? ((StreamHandle) stream).getNativePointer() : 0;
 		}
 
 	}

@@ -77,6 +77,13 @@ final class DeviceFaultScenario {
 		System.out.println("device fault scenario passed: " + backend.health().failure().orElseThrow().describe());
 	}
 
+	/** The scenario on device 0 of the driver {@code jvm} loads, in that JVM, which must end saying it passed. */
+	static void runInJvmOfItsOwn(JvmOfItsOwn jvm) throws Exception {
+		JvmOfItsOwn.Ended ended = jvm.run(DeviceFaultScenario.class);
+		assertThat(ended.exitCode()).as(ended.output()).isZero();
+		assertThat(ended.output()).contains("device fault scenario passed");
+	}
+
 	/** The PTX of the {@value #KERNEL} kernel, NUL-terminated. */
 	static byte[] ptx() {
 		try (InputStream in = DeviceFaultScenario.class.getResourceAsStream("/kernels/fault.ptx")) {

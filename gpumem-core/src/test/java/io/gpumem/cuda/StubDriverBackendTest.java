@@ -1,0 +1,58 @@
+package io.gpumem.cuda;
+
+import java.util.HashMap;
+import java.util.Map;
+
+import jcuda.driver.CUdeviceptr;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+/**
+ * The shared scenarios through JCuda's real natives and JNA on the stub driver, which keeps CUDA's rules on what it
+ * receives: every buffer's bytes, the virtual-memory calls end to end, and nothing held once the pools close.
+ */
+@Tag(StubDriver.TAG)
+class StubDriverBackendTest extends CudaScenarios {
+
+	private static Map<String, Integer> heldBefore;
+
+	@BeforeAll
+	static void noteWhatTheStubHolds() {
+		heldBefore = StubDriver.loaded().holdings();
+	}
+
+	/**
+	 * Nothing is left behind, but for the pinned block whose view escaped ({@code pinnedMemoryUsedAfterFree...}): it
+	 * goes back when the garbage collector finds the view unreachable, or, as on CUDA, with its context.
+	 */
+	@AfterAll
+	static void everythingGoesBack() {
+		Map<String, Integer> before = new HashMap<>(heldBefore);
+		Map<String, Integer> after = new HashMap<>(StubDriver.loaded().holdings());
+		String escaped = "freedWithContext.pinned";
+		assertThat(after.remove(escaped) - before.remove(escaped)).isBetween(0, 1);
+		assertThat(after).isEqualTo(before);
+	}
+
+	@Override
+	protected CudaBackend openBackend() {
+		StubDriver.loaded();
+		return CudaBackend.open(0);
+	}
+
+	/** In a JVM of its own, on a stub told that the kernel faults: the fault is sticky for the rest of the process. */
+	@Override
+	protected void runDeviceFault() throws Exception {
+		DeviceFaultScenario.runInJvmOfItsOwn(JvmOfItsOwn.plain()
+			.withEnvironment(Map.of("GPUMEM_STUB_FAULTING_KERNEL", DeviceFaultScenario.KERNEL)));
+	}
+
+	@Override
+	protected Class<?> devicePointerType() {
+		return CUdeviceptr.class;
+	}
+
+}
