@@ -421,6 +421,21 @@ class StubDriverCallsTest {
 		assertThat(received).containsAll(namedInSources());
 	}
 
+	/**
+	 * No binding method reads or writes a field its object does not have: the JVM's checker, which aborts where one
+	 * does ({@code -Xcheck:jni}: "Wrong field ID passed to JNI" at JCuda's {@code cuMemPoolCreate}, "Field type
+	 * (instance) mismatch" at its {@code cuMemSetAccess}), runs every method of the binding once.
+	 */
+	@Test
+	void noBindingMethodTouchesAFieldItsObjectDoesNotHave() throws Exception {
+		JvmOfItsOwn.Ended ended = JvmOfItsOwn.plain().withOptions("-Xcheck:jni").run(JniCheckWorkout.class);
+		assertThat(ended.output()).doesNotContain("FATAL ERROR in native method")
+			.doesNotContain("field ID")
+			.doesNotContain("Field type");
+		assertThat(ended.exitCode()).as(ended.output()).isZero();
+		assertThat(ended.output()).contains("every binding method called");
+	}
+
 	/** The driver calls the CUDA backend's sources name: {@code JCudaDriver.cuX(} and the JNA interface's {@code int cuX(}. */
 	private static Set<String> namedInSources() throws IOException {
 		Set<String> names = new TreeSet<>();
