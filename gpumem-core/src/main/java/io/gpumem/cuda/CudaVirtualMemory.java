@@ -52,11 +52,6 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 			return VirtualMemory.unsupported("probing virtual memory on CUDA device " + device.ordinal()
 					+ " failed: " + ex.getMessage());
 		}
-		catch (LinkageError ex) {
-			return VirtualMemory.unsupported("the virtual-memory calls for CUDA device " + device.ordinal()
-					+ " could not be bound through JNA (net.java.dev.jna:jna must be on the class path and load): "
-					+ ex);
-		}
 	}
 
 	/** Maps one granule into a range of its own, writes it, and gives both back. */

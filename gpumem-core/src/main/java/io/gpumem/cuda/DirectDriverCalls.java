@@ -116,8 +116,8 @@ final class DirectDriverCalls {
 
 	/** The bound calls, once every entry point is found in the driver library; why not otherwise. */
 	private static Object load() {
-		String library = Platform.isWindows() ? "nvcuda" : "libcuda.so.1";
 		try {
+			String library = Platform.isWindows() ? "nvcuda" : "libcuda.so.1";
 			NativeLibrary driver = NativeLibrary.getInstance(library);
 			List<String> missing = NAMES.stream().filter((name) -> {
 				try {

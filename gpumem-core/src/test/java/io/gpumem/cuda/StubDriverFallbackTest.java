@@ -1,0 +1,160 @@
+package io.gpumem.cuda;
+
+import java.util.List;
+import java.util.Map;
+
+import jcuda.driver.CUdevice_attribute;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.CsvSource;
+
+import io.gpumem.backend.BackendType;
+import io.gpumem.backend.VirtualMemory;
+import io.gpumem.device.BackendSelection;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.StratifiedMemoryPool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+
+/**
+ * Where the driver's virtual memory cannot be used, the probe says which call failed and why in one line, the
+ * device pool cuts fixed segments, and the probe leaves nothing behind: a call refused, a device that reports no
+ * virtual-memory management, a driver older than JCuda, a driver library without the entry points, JNA missing.
+ */
+@Tag(StubDriver.TAG)
+class StubDriverFallbackTest {
+
+	private StubDriver stub;
+
+	private Map<String, Integer> heldBefore;
+
+	@BeforeEach
+	void noteWhatTheStubHolds() {
+		this.stub = StubDriver.loaded();
+		this.heldBefore = this.stub.holdings();
+	}
+
+	@AfterEach
+	void takeBackEveryRefusal() {
+		for (String call : List.of("cuMemGetAllocationGranularity", "cuMemAddressReserve", "cuMemCreate", "cuMemMap",
+				"cuMemSetAccess", "cuMemsetD8")) {
+			this.stub.accept(call);
+		}
+		this.stub.driverVersion(0);
+		this.stub.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, -1);
+		assertThat(this.stub.holdings()).isEqualTo(this.heldBefore);
+	}
+
+	@ParameterizedTest
+	@CsvSource({ "cuMemGetAllocationGranularity, 1, CUDA_ERROR_INVALID_VALUE",
+			"cuMemAddressReserve, 2, CUDA_ERROR_OUT_OF_MEMORY", "cuMemCreate, 2, CUDA_ERROR_OUT_OF_MEMORY",
+			"cuMemMap, 1, CUDA_ERROR_INVALID_VALUE", "cuMemSetAccess, 101, CUDA_ERROR_INVALID_DEVICE",
+			"cuMemsetD8, 1, CUDA_ERROR_INVALID_VALUE" })
+	void aRefusedCallOfTheProbeIsNamedAndTheDevicePoolCutsFixedSegments(String call, int code, String name) {
+		this.stub.refuse(call, code);
+		CudaBackend backend = CudaBackend.open(0);
+		try {
+			VirtualMemory virtualMemory = backend.virtualMemory();
+			assertThat(virtualMemory.supported()).isFalse();
+			assertThat(virtualMemory.reason()).startsWith("probing virtual memory on CUDA device 0 failed: ")
+				.contains(call + " failed: " + name + " (" + code + ")")
+				.doesNotContain("\n");
+			assertThat(this.stub.holdings()).as("what the probe took, given back")
+				.containsEntry("reserved", 0)
+				.containsEntry("physical", 0)
+				.containsEntry("mappings", 0);
+			this.stub.accept(call);
+			int mark = this.stub.calls().size();
+			assertSegmentsKeepBytes(backend, virtualMemory);
+			assertThat(this.stub.callsSince(mark).names()).contains("cuMemAlloc").doesNotContain("cuMemCreate");
+		}
+		finally {
+			backend.close();
+		}
+	}
+
+	@Test
+	void aDeviceThatReportsNoVirtualMemoryManagementIsNeverProbed() {
+		this.stub.attribute(CUdevice_attribute.CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED, 0);
+		CudaBackend backend = CudaBackend.open(0);
+		try {
+			int mark = this.stub.calls().size();
+			VirtualMemory virtualMemory = backend.virtualMemory();
+			assertThat(virtualMemory.reason()).isEqualTo("CUDA device 0 does not report virtual memory management "
+					+ "(CU_DEVICE_ATTRIBUTE_VIRTUAL_MEMORY_MANAGEMENT_SUPPORTED)");
+			assertThat(this.stub.callsSince(mark).names()).doesNotContain("cuMemGetAllocationGranularity",
+					"cuMemAddressReserve", "cuMemCreate");
+			assertSegmentsKeepBytes(backend, virtualMemory);
+		}
+		finally {
+			backend.close();
+		}
+	}
+
+	@Test
+	void aDriverOlderThanJCudaIsRefusedBeforeAnyContextAndAutoTakesTheHostBackend() {
+		this.stub.driverVersion(11080);
+		String reason = "the NVIDIA driver supports CUDA 11.8 but JCuda needs CUDA 12.0 or newer: update the NVIDIA "
+				+ "driver";
+		assertThatExceptionOfType(CudaUnavailableException.class).isThrownBy(() -> CudaBackend.open(0))
+			.withMessageEndingWith(reason);
+		BackendSelection auto = BackendSelection.select(BackendType.AUTO, 0, 64L << 20);
+		try {
+			assertThat(auto.backend().name()).isEqualTo("host");
+			assertThat(auto.reason()).contains(reason);
+		}
+		finally {
+			auto.backend().close();
+		}
+		assertThat(this.stub.holdings()).containsEntry("contexts", 0);
+	}
+
+	/** A driver library without the entry points of physical memory, as a driver older than CUDA 10.2. */
+	@Test
+	void aDriverWithoutTheEntryPointsIsNamedAndNothingIsLeft() throws Exception {
+		JvmOfItsOwn.Ended ended = JvmOfItsOwn.plain()
+			.withOptions("-D" + StubDriver.DIRECTORY_PROPERTY + "=" + StubDriver.directory())
+			.withEnvironment(Map.of("LD_LIBRARY_PATH", StubDriver.directory().resolve("no-virtual-memory").toString()))
+			.run(VirtualMemoryFallback.class, "holdings");
+		assertThat(ended.exitCode()).as(ended.output()).isZero();
+		assertThat(ended.output()).contains("reason=probing virtual memory on CUDA device 0 failed: the CUDA driver "
+				+ "library libcuda.so.1 has no cuMemGetAllocationGranularity, cuMemCreate, cuMemRelease, cuMemMap, which "
+				+ "gpumem calls directly")
+			.contains("pool keeps its bytes=true")
+			.contains("stream-ordered pool=the CUDA driver library libcuda.so.1 has no cuMemGetAllocationGranularity")
+			.containsPattern("held=\\{([a-zA-Z.]+=0, )*[a-zA-Z.]+=0}");
+	}
+
+	@Test
+	void withoutJnaTheProbeSaysSoAndThePoolCutsFixedSegments() throws Exception {
+		JvmOfItsOwn.Ended ended = JvmOfItsOwn.plain()
+			.without((entry) -> entry.contains("net/java/dev/jna"))
+			.run(VirtualMemoryFallback.class);
+		assertThat(ended.exitCode()).as(ended.output()).isZero();
+		assertThat(ended.output()).contains("reason=probing virtual memory on CUDA device 0 failed: gpumem calls "
+				+ "cuMemGetAllocationGranularity, cuMemCreate, cuMemRelease, cuMemMap, cuMemSetAccess, cuMemPoolCreate, "
+				+ "cuMemAllocFromPoolAsync, cuMemPoolTrimTo, cuMemPoolDestroy through JNA, which could not be loaded "
+				+ "(net.java.dev.jna:jna must be on the class path)")
+			.contains("pool keeps its bytes=true")
+			.contains("stream-ordered pool=gpumem calls cuMemGetAllocationGranularity");
+	}
+
+	private static void assertSegmentsKeepBytes(CudaBackend backend, VirtualMemory virtualMemory) {
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(
+				virtualMemory.allocatorOr(backend.allocator(MemoryKind.DEVICE)), PoolConfig.builder("device").build());
+				PooledBuffer buffer = pool.acquire(10_000)) {
+			int[] values = { 1, 1, 2, 3, 5, 8 };
+			int[] back = new int[values.length];
+			buffer.copyFrom(values);
+			buffer.copyTo(back);
+			assertThat(back).containsExactly(values);
+		}
+	}
+
+}
