@@ -18,18 +18,18 @@ unavailable() {
 cc=${CC:-cc}
 command -v "$cc" > /dev/null || unavailable "no C compiler: '$cc' is not on the PATH (set CC)"
 nvcc=$(command -v nvcc || true)
-for toolkit in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda ${nvcc:+"$(dirname "$(dirname "$(readlink -f "$nvcc")")")"}; do
+for toolkit in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda ${nvcc:+"$(dirname "$(dirname "$(readlink -f "$nvcc")")")"} /usr; do
   if [ -n "$toolkit" ] && [ -f "$toolkit/include/cuda.h" ]; then
     include="$toolkit/include"
     break
   fi
 done
-[ -n "${include:-}" ] || unavailable "no cuda.h: looked in CUDA_HOME, CUDA_PATH, /usr/local/cuda and beside nvcc; set CUDA_HOME to a CUDA toolkit"
+[ -n "${include:-}" ] || unavailable "no cuda.h: looked in CUDA_HOME, CUDA_PATH, /usr/local/cuda, beside nvcc and in /usr/include; set CUDA_HOME to a CUDA toolkit"
+version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$include/cuda.h")
+[ "${version:-0}" -ge 13000 ] || unavailable "$include/cuda.h is of CUDA ${version:-unknown}: the stub follows CUDA 13's; set CUDA_HOME to a CUDA 13 toolkit"
 flags=(-std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -shared -fPIC -fvisibility=hidden
   "-I$include" -Wl,-soname,libcuda.so.1)
 "$cc" "${flags[@]}" "$source_dir/cuda-stub.c" -o "$out/libcuda.so.1" -lpthread
 "$cc" "${flags[@]}" -DGPUMEM_STUB_NO_VIRTUAL_MEMORY "$source_dir/cuda-stub.c" -o "$out/no-virtual-memory/libcuda.so.1" \
   -lpthread
-version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$include/cuda.h")
-echo "$version" > "$out/cuda-version.txt"
-echo "stub driver built against cuda.h of CUDA $version"
+echo "stub driver built against $include/cuda.h of CUDA $version"

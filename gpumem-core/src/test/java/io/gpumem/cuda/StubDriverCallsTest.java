@@ -79,6 +79,9 @@ class StubDriverCallsTest {
 		for (int i = this.opened.size() - 1; i >= 0; i--) {
 			this.opened.get(i).close();
 		}
+		if (this.stub == null) {
+			return;
+		}
 		assertThat(this.stub.holdings()).as("held after every pool and backend closed").isEqualTo(this.heldBefore);
 	}
 
