@@ -84,46 +84,38 @@ struct CUctx_st {
 	int peers[MAX_DEVICES];
 };
 
-struct CUstream_st {
-	unsigned magic;
-	unsigned flags;
+/* The head of every handle the stub hands out: the list that holds it, and the device whose context made it. */
+struct handle {
+	struct handle *next;
 	int device;
-	struct CUstream_st *next;
+};
+
+struct CUstream_st {
+	struct handle head;
+	unsigned flags;
 };
 
 struct CUevent_st {
-	unsigned magic;
+	struct handle head;
 	unsigned flags;
-	int device;
-	struct CUevent_st *next;
 };
 
 struct CUfunc_st {
 	char name[128];
 	int params;
 	size_t sizes[MAX_PARAMS];
-	struct CUmod_st *module;
 };
 
 struct CUmod_st {
-	unsigned magic;
-	int device;
+	struct handle head;
 	int functions;
-	struct CUfunc_st *function;
-	struct CUmod_st *next;
+	struct CUfunc_st function[64];
 };
 
 struct CUmemPoolHandle_st {
-	unsigned magic;
-	int device;
+	struct handle head;
 	int allocations;
-	struct CUmemPoolHandle_st *next;
 };
-
-#define STREAM_MAGIC 0x57524541u
-#define EVENT_MAGIC 0x45564e54u
-#define MODULE_MAGIC 0x4d4f4455u
-#define POOL_MAGIC 0x504f4f4cu
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static int initialized;
@@ -141,10 +133,10 @@ static int attributeOverridden[256];
 static struct region *regions;
 static struct physical *physicals;
 static struct mapping *mappings;
-static struct CUstream_st *streams;
-static struct CUevent_st *events;
-static struct CUmod_st *modules;
-static struct CUmemPoolHandle_st *pools;
+static struct handle *streams;
+static struct handle *events;
+static struct handle *modules;
+static struct handle *pools;
 
 struct refusal {
 	char call[64];
@@ -334,42 +326,67 @@ static const char *describeAddress(uintptr_t address) {
 	return (r == NULL) ? "none" : kindName(r->kind);
 }
 
+/* A handle of size bytes, made in the current context, on list. */
+static void *listed(struct handle **list, size_t size) {
+	struct handle *h = calloc(1, size);
+	h->device = current->device;
+	h->next = *list;
+	*list = h;
+	return h;
+}
+
+static int holds(struct handle *list, const void *h) {
+	for (; list != NULL; list = list->next) {
+		if (list == h) {
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Takes h off list and frees it; 0 where list does not hold it. */
+static int drop(struct handle **list, const void *h) {
+	for (struct handle **at = list; *at != NULL; at = &(*at)->next) {
+		if (*at == h) {
+			*at = (*at)->next;
+			free((void *) h);
+			return 1;
+		}
+	}
+	return 0;
+}
+
+static void dropMadeOn(struct handle **list, int device) {
+	for (struct handle **at = list; *at != NULL;) {
+		struct handle *h = *at;
+		if (h->device == device) {
+			*at = h->next;
+			free(h);
+		}
+		else {
+			at = &h->next;
+		}
+	}
+}
+
+static int count(struct handle *list) {
+	int n = 0;
+	for (; list != NULL; list = list->next) {
+		n++;
+	}
+	return n;
+}
+
 static int validStream(CUstream stream) {
-	if (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) {
-		return 1;
-	}
-	for (struct CUstream_st *s = streams; s != NULL; s = s->next) {
-		if (s == stream) {
-			return s->magic == STREAM_MAGIC;
-		}
-	}
-	return 0;
-}
-
-static int validEvent(CUevent event) {
-	for (struct CUevent_st *e = events; e != NULL; e = e->next) {
-		if (e == event) {
-			return 1;
-		}
-	}
-	return 0;
-}
-
-static int validPool(CUmemoryPool pool) {
-	for (struct CUmemPoolHandle_st *p = pools; p != NULL; p = p->next) {
-		if (p == pool) {
-			return 1;
-		}
-	}
-	return 0;
+	return stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD
+			|| holds(streams, stream);
 }
 
 static struct CUfunc_st *validFunction(CUfunction function) {
-	for (struct CUmod_st *m = modules; m != NULL; m = m->next) {
-		for (int i = 0; i < m->functions; i++) {
-			if (&m->function[i] == function) {
-				return function;
-			}
+	for (struct handle *h = modules; h != NULL; h = h->next) {
+		struct CUmod_st *m = (struct CUmod_st *) h;
+		if (function >= &m->function[0] && function < &m->function[m->functions]) {
+			return function;
 		}
 	}
 	return NULL;
@@ -451,47 +468,10 @@ static void destroyContext(int device) {
 			forget(r);
 		}
 	}
-	for (struct CUstream_st **s = &streams; *s != NULL;) {
-		struct CUstream_st *gone = *s;
-		if (gone->device == device) {
-			*s = gone->next;
-			free(gone);
-		}
-		else {
-			s = &gone->next;
-		}
-	}
-	for (struct CUevent_st **e = &events; *e != NULL;) {
-		struct CUevent_st *gone = *e;
-		if (gone->device == device) {
-			*e = gone->next;
-			free(gone);
-		}
-		else {
-			e = &gone->next;
-		}
-	}
-	for (struct CUmod_st **m = &modules; *m != NULL;) {
-		struct CUmod_st *gone = *m;
-		if (gone->device == device) {
-			*m = gone->next;
-			free(gone->function);
-			free(gone);
-		}
-		else {
-			m = &gone->next;
-		}
-	}
-	for (struct CUmemPoolHandle_st **p = &pools; *p != NULL;) {
-		struct CUmemPoolHandle_st *gone = *p;
-		if (gone->device == device) {
-			*p = gone->next;
-			free(gone);
-		}
-		else {
-			p = &gone->next;
-		}
-	}
+	dropMadeOn(&streams, device);
+	dropMadeOn(&events, device);
+	dropMadeOn(&modules, device);
+	dropMadeOn(&pools, device);
 	memset(contexts[device].peers, 0, sizeof(contexts[device].peers));
 	for (int i = 0; i < MAX_DEVICES; i++) {
 		contexts[i].peers[device] = 0;
@@ -983,11 +963,8 @@ STUB_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPool
 	if (!validDevice(properties->location.id)) {
 		RETURN(CUDA_ERROR_INVALID_DEVICE);
 	}
-	struct CUmemPoolHandle_st *created = calloc(1, sizeof(*created));
-	created->magic = POOL_MAGIC;
-	created->device = properties->location.id;
-	created->next = pools;
-	pools = created;
+	struct CUmemPoolHandle_st *created = listed(&pools, sizeof(*created));
+	created->head.device = properties->location.id;
 	*pool = created;
 	add(" pool=%p", (void *) created);
 	RETURN(CUDA_SUCCESS);
@@ -1001,10 +978,10 @@ STUB_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *pointer, size_
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	if (!validPool(pool) || !validStream(stream)) {
+	if (!holds(pools, pool) || !validStream(stream)) {
 		RETURN(CUDA_ERROR_INVALID_HANDLE);
 	}
-	result = allocate(pointer, bytes, POOLED, pool->device, pool);
+	result = allocate(pointer, bytes, POOLED, pool->head.device, pool);
 	if (result == CUDA_SUCCESS) {
 		pool->allocations++;
 		add(" pointer=0x%llx", (unsigned long long) *pointer);
@@ -1037,7 +1014,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t keepBytes
 	ENTER();
 	add(" pool=%p keepBytes=%zu", (void *) pool, keepBytes);
 	CUresult result = inContext("cuMemPoolTrimTo");
-	RETURN((result == CUDA_SUCCESS && !validPool(pool)) ? CUDA_ERROR_INVALID_VALUE : result);
+	RETURN((result == CUDA_SUCCESS && !holds(pools, pool)) ? CUDA_ERROR_INVALID_VALUE : result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
@@ -1047,7 +1024,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	if (!validPool(pool)) {
+	if (!holds(pools, pool)) {
 		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
 	add(" outstanding=%d", pool->allocations);
@@ -1056,14 +1033,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
 			r->pool = NULL;
 		}
 	}
-	for (struct CUmemPoolHandle_st **p = &pools; *p != NULL; p = &(*p)->next) {
-		if (*p == pool) {
-			*p = pool->next;
-			break;
-		}
-	}
-	pool->magic = 0;
-	free(pool);
+	drop(&pools, pool);
 	RETURN(CUDA_SUCCESS);
 }
 
@@ -1373,12 +1343,8 @@ STUB_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags
 	if (stream == NULL || (flags != CU_STREAM_DEFAULT && flags != CU_STREAM_NON_BLOCKING)) {
 		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
-	struct CUstream_st *s = calloc(1, sizeof(*s));
-	s->magic = STREAM_MAGIC;
+	struct CUstream_st *s = listed(&streams, sizeof(*s));
 	s->flags = flags;
-	s->device = current->device;
-	s->next = streams;
-	streams = s;
 	*stream = s;
 	add(" stream=%p", (void *) s);
 	RETURN(CUDA_SUCCESS);
@@ -1398,15 +1364,7 @@ STUB_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	for (struct CUstream_st **s = &streams; *s != NULL; s = &(*s)->next) {
-		if (*s == stream) {
-			*s = stream->next;
-			stream->magic = 0;
-			free(stream);
-			RETURN(CUDA_SUCCESS);
-		}
-	}
-	RETURN(CUDA_ERROR_INVALID_HANDLE);
+	RETURN(drop(&streams, stream) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
@@ -1420,12 +1378,8 @@ STUB_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
 	if (event == NULL || (flags & ~known) != 0) {
 		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
-	struct CUevent_st *e = calloc(1, sizeof(*e));
-	e->magic = EVENT_MAGIC;
+	struct CUevent_st *e = listed(&events, sizeof(*e));
 	e->flags = flags;
-	e->device = current->device;
-	e->next = events;
-	events = e;
 	*event = e;
 	add(" event=%p", (void *) e);
 	RETURN(CUDA_SUCCESS);
@@ -1435,7 +1389,7 @@ STUB_EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
 	ENTER();
 	add(" event=%p stream=%p", (void *) event, (void *) stream);
 	CUresult result = inContext("cuEventRecord");
-	if (result == CUDA_SUCCESS && (!validEvent(event) || !validStream(stream))) {
+	if (result == CUDA_SUCCESS && (!holds(events, event) || !validStream(stream))) {
 		result = CUDA_ERROR_INVALID_HANDLE;
 	}
 	RETURN(result);
@@ -1445,14 +1399,14 @@ STUB_EXPORT CUresult CUDAAPI cuEventQuery(CUevent event) {
 	ENTER();
 	add(" event=%p", (void *) event);
 	CUresult result = inContext("cuEventQuery");
-	RETURN((result == CUDA_SUCCESS && !validEvent(event)) ? CUDA_ERROR_INVALID_HANDLE : result);
+	RETURN((result == CUDA_SUCCESS && !holds(events, event)) ? CUDA_ERROR_INVALID_HANDLE : result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent event) {
 	ENTER();
 	add(" event=%p", (void *) event);
 	CUresult result = inContext("cuEventSynchronize");
-	RETURN((result == CUDA_SUCCESS && !validEvent(event)) ? CUDA_ERROR_INVALID_HANDLE : result);
+	RETURN((result == CUDA_SUCCESS && !holds(events, event)) ? CUDA_ERROR_INVALID_HANDLE : result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent event) {
@@ -1462,14 +1416,7 @@ STUB_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent event) {
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	for (struct CUevent_st **e = &events; *e != NULL; e = &(*e)->next) {
-		if (*e == event) {
-			*e = event->next;
-			free(event);
-			RETURN(CUDA_SUCCESS);
-		}
-	}
-	RETURN(CUDA_ERROR_INVALID_HANDLE);
+	RETURN(drop(&events, event) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
 }
 
 /* ---- modules and kernels ---- */
@@ -1544,17 +1491,11 @@ STUB_EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *imag
 	if (strstr(text, ".version") == NULL || strstr(text, ".target") == NULL) {
 		RETURN(CUDA_ERROR_INVALID_IMAGE);
 	}
-	struct CUmod_st *m = calloc(1, sizeof(*m));
-	m->magic = MODULE_MAGIC;
-	m->device = current->device;
-	m->function = calloc(64, sizeof(struct CUfunc_st));
-	m->functions = parseEntries(text, m->function, 64);
+	struct CUmod_st *m = listed(&modules, sizeof(*m));
+	m->functions = parseEntries(text, m->function, sizeof(m->function) / sizeof(m->function[0]));
 	for (int i = 0; i < m->functions; i++) {
-		m->function[i].module = m;
 		add(" entry[%d]=%s/%d", i, m->function[i].name, m->function[i].params);
 	}
-	m->next = modules;
-	modules = m;
 	*module = m;
 	add(" module=%p", (void *) m);
 	RETURN(CUDA_SUCCESS);
@@ -1567,19 +1508,17 @@ STUB_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule 
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	for (struct CUmod_st *m = modules; m != NULL; m = m->next) {
-		if (m == module) {
-			for (int i = 0; name != NULL && i < m->functions; i++) {
-				if (strcmp(m->function[i].name, name) == 0) {
-					*function = &m->function[i];
-					add(" function=%p", (void *) *function);
-					RETURN(CUDA_SUCCESS);
-				}
-			}
-			RETURN(CUDA_ERROR_NOT_FOUND);
+	if (!holds(modules, module)) {
+		RETURN(CUDA_ERROR_INVALID_HANDLE);
+	}
+	for (int i = 0; name != NULL && i < module->functions; i++) {
+		if (strcmp(module->function[i].name, name) == 0) {
+			*function = &module->function[i];
+			add(" function=%p", (void *) *function);
+			RETURN(CUDA_SUCCESS);
 		}
 	}
-	RETURN(CUDA_ERROR_INVALID_HANDLE);
+	RETURN(CUDA_ERROR_NOT_FOUND);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule module) {
@@ -1589,15 +1528,7 @@ STUB_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule module) {
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	for (struct CUmod_st **m = &modules; *m != NULL; m = &(*m)->next) {
-		if (*m == module) {
-			*m = module->next;
-			free(module->function);
-			free(module);
-			RETURN(CUDA_SUCCESS);
-		}
-	}
-	RETURN(CUDA_ERROR_INVALID_HANDLE);
+	RETURN(drop(&modules, module) ? CUDA_SUCCESS : CUDA_ERROR_INVALID_HANDLE);
 }
 
 /*
@@ -1710,13 +1641,13 @@ STUB_EXPORT size_t gpumemStubHoldings(char *buffer, size_t capacity) {
 	for (struct region *r = regions; r != NULL; r = r->next) {
 		counts[r->kind]++;
 	}
-	int n[6] = { 0 };
-	for (struct physical *p = physicals; p != NULL; p = p->next) n[0]++;
-	for (struct mapping *m = mappings; m != NULL; m = m->next) n[1]++;
-	for (struct CUstream_st *s = streams; s != NULL; s = s->next) n[2]++;
-	for (struct CUevent_st *e = events; e != NULL; e = e->next) n[3]++;
-	for (struct CUmod_st *m = modules; m != NULL; m = m->next) n[4]++;
-	for (struct CUmemPoolHandle_st *p = pools; p != NULL; p = p->next) n[5]++;
+	int n[6] = { 0, 0, count(streams), count(events), count(modules), count(pools) };
+	for (struct physical *p = physicals; p != NULL; p = p->next) {
+		n[0]++;
+	}
+	for (struct mapping *m = mappings; m != NULL; m = m->next) {
+		n[1]++;
+	}
 	int retained = 0;
 	for (int i = 0; i < MAX_DEVICES; i++) {
 		retained += contexts[i].retained;

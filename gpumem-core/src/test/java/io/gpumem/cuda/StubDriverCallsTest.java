@@ -316,30 +316,42 @@ class StubDriverCallsTest {
 
 	/**
 	 * Each parameter arrives with the bytes the PTX declares of it, little-endian: the buffer's device address (a
-	 * block carved out of a larger allocation, so at an offset), then a float, an int, a long and a double.
+	 * block carved out of a larger allocation, so at an offset), then a float, an int, a long and a double. A block
+	 * of the stream-ordered pool, whose address the driver answered through JNA, arrives at that address too.
 	 */
 	@Test
 	void kernelArgumentsArriveAsThePtxDeclaresThem() {
 		CudaBackend backend = open(0);
 		StratifiedMemoryPool device = pool(backend, MemoryKind.DEVICE);
+		StratifiedMemoryPool ordered = new StratifiedMemoryPool(backend.streamOrderedAllocator(),
+				PoolConfig.builder("async").build());
+		this.opened.add(ordered);
 		int mark = this.stub.calls().size();
 		GpuStream stream = backend.createStream();
 		CudaModule module = backend.loadModule(ptx("arguments"));
-		try (PooledBuffer small = device.acquire(256); PooledBuffer buffer = device.acquire(256)) {
+		CudaKernel kernel = module.kernel("arguments");
+		try (PooledBuffer small = device.acquire(256); PooledBuffer buffer = device.acquire(256);
+				PooledBuffer block = ordered.acquire(256)) {
 			buffer.fill((byte) 0);
-			module.kernel("arguments").launch(stream, 3, 128, buffer, 2.5f, 7, 1L << 40, -0.125);
+			kernel.launch(stream, 3, 128, buffer, 2.5f, 7, 1L << 40, -0.125);
+			block.fill((byte) 0);
+			kernel.launch(stream, 1, 1, block, 0f, 0, 0L, 0.0);
 			stream.synchronize();
 		}
 		module.close();
 		stream.close();
 		Recorded calls = this.stub.callsSince(mark);
-		long address = calls.only("cuMemsetD8").number("target");
+		List<Call> fills = calls.named("cuMemsetD8");
+		long address = fills.get(0).number("target");
+		List<Call> launches = calls.named("cuLaunchKernel");
+		assertThat(launches.get(1).text("param[0]")).isEqualTo(littleEndian(8, fills.get(1).number("target")));
+		assertThat(launches.get(1).text("param[0].kind")).isEqualTo("pooled");
 		long stream0 = calls.only("cuStreamCreate").number("stream");
 		Call load = calls.only("cuModuleLoadData");
 		assertThat(load.text("entry[0]")).isEqualTo("arguments/5");
 		assertThat(calls.only("cuModuleGetFunction").text("name")).isEqualTo("arguments");
-		Call launch = calls.only("cuLaunchKernel");
-		assertThat(launch.result()).isZero();
+		Call launch = launches.get(0);
+		assertThat(launches).allSatisfy((call) -> assertThat(call.result()).isZero());
 		assertThat(List.of(launch.text("function"), launch.text("grid"), launch.text("block"),
 				launch.text("sharedBytes"), launch.text("extra")))
 			.containsExactly("arguments", "3,1,1", "128,1,1", "0", "(nil)");
