@@ -29,7 +29,11 @@ version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$include/cuda.h")
 [ "${version:-0}" -ge 13000 ] || unavailable "$include/cuda.h is of CUDA ${version:-unknown}: the stub follows CUDA 13's; set CUDA_HOME to a CUDA 13 toolkit"
 flags=(-std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -shared -fPIC -fvisibility=hidden
   "-I$include" -Wl,-soname,libcuda.so.1)
-"$cc" "${flags[@]}" "$source_dir/cuda-stub.c" -o "$out/libcuda.so.1" -lpthread
-"$cc" "${flags[@]}" -DGPUMEM_STUB_NO_VIRTUAL_MEMORY "$source_dir/cuda-stub.c" -o "$out/no-virtual-memory/libcuda.so.1" \
-  -lpthread
+for variant in "" no-virtual-memory; do
+  define=${variant:+-DGPUMEM_STUB_NO_VIRTUAL_MEMORY}
+  if ! errors=$("$cc" "${flags[@]}" $define "$source_dir/cuda-stub.c" -o "$out/$variant/libcuda.so.1" -lpthread 2>&1); then
+    echo "$errors" >&2
+    unavailable "the stub did not compile with $cc against $include/cuda.h: $(grep -m1 'error' <<< "$errors")"
+  fi
+done
 echo "stub driver built against $include/cuda.h of CUDA $version"

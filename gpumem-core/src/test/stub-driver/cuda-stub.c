@@ -74,7 +74,7 @@ struct mapping {
 	uintptr_t address;
 	size_t size;
 	struct physical *memory;
-	int access;
+	CUmemAccess_flags access[MAX_DEVICES];
 	struct mapping *next;
 };
 
@@ -92,12 +92,11 @@ struct handle {
 
 struct CUstream_st {
 	struct handle head;
-	unsigned flags;
 };
 
 struct CUevent_st {
 	struct handle head;
-	unsigned flags;
+	int unasked;
 };
 
 struct CUfunc_st {
@@ -145,8 +144,9 @@ struct refusal {
 };
 static struct refusal *refusals;
 
-/* Allocations of each kind a primary context took with it when its last retain was released. */
+/* Allocations of each kind, and handles, a primary context took with it when its last retain was released. */
 static int freedWithContext[RESERVED + 1];
+static int handlesFreedWithContext;
 
 /* ---- the record ---- */
 
@@ -155,18 +155,22 @@ static size_t recordsLength, recordsCapacity;
 static char line[65536];
 static size_t lineLength;
 
+/* The entry point being called, as cuda.h's API names it: its symbol without a version suffix such as _v2. */
+static char call[64];
+
+/* Room kept at the end of a line for its result, however long its arguments. */
+#define RESULT_ROOM 32
+
 static void add(const char *format, ...) __attribute__((format(printf, 1, 2)));
 
 static void add(const char *format, ...) {
 	va_list args;
 	va_start(args, format);
-	int n = vsnprintf(line + lineLength, sizeof(line) - lineLength, format, args);
+	size_t room = sizeof(line) - RESULT_ROOM - lineLength;
+	int n = vsnprintf(line + lineLength, room, format, args);
 	va_end(args);
 	if (n > 0) {
-		lineLength += (size_t) n;
-		if (lineLength >= sizeof(line)) {
-			lineLength = sizeof(line) - 1;
-		}
+		lineLength += ((size_t) n < room) ? (size_t) n : room - 1;
 	}
 }
 
@@ -180,10 +184,15 @@ static void addHex(const char *key, const void *bytes, size_t size) {
 static void begin(const char *symbol) {
 	lineLength = 0;
 	add("%s", symbol);
+	snprintf(call, sizeof(call), "%s", symbol);
+	char *version = strstr(call, "_v");
+	if (version != NULL && isdigit((unsigned char) version[2])) {
+		*version = 0;
+	}
 }
 
 static CUresult end(CUresult result) {
-	add(" result=%d\n", (int) result);
+	lineLength += (size_t) snprintf(line + lineLength, sizeof(line) - lineLength, " result=%d\n", (int) result);
 	if (recordsLength + lineLength + 1 > recordsCapacity) {
 		size_t capacity = (recordsCapacity == 0) ? (1 << 20) : recordsCapacity * 2;
 		while (capacity < recordsLength + lineLength + 1) {
@@ -208,6 +217,15 @@ static CUresult end(CUresult result) {
 
 /* ---- rules shared by the entry points ---- */
 
+/* Zeroed memory for the stub's own books; a stub out of host memory cannot go on answering truthfully. */
+static void *zeroed(size_t size) {
+	void *memory = calloc(1, size);
+	if (memory == NULL) {
+		abort();
+	}
+	return memory;
+}
+
 static void configure(void) {
 	const char *devices = getenv("GPUMEM_STUB_DEVICES");
 	if (devices != NULL && atoi(devices) >= 0 && atoi(devices) <= MAX_DEVICES) {
@@ -226,7 +244,8 @@ static void configure(void) {
 	}
 }
 
-static CUresult refused(const char *call) {
+/* The refusal a test injected for the entry point being called, CUDA_SUCCESS where none. */
+static CUresult refused(void) {
 	for (struct refusal *r = refusals; r != NULL; r = r->next) {
 		if (strcmp(r->call, call) == 0) {
 			return r->code;
@@ -235,21 +254,17 @@ static CUresult refused(const char *call) {
 	return CUDA_SUCCESS;
 }
 
-/* What every call but discovery must pass: cuInit first, no refusal injected, no sticky fault. */
-static CUresult ready(const char *call) {
-	if (!initialized) {
-		return CUDA_ERROR_NOT_INITIALIZED;
-	}
-	CUresult refusal = refused(call);
-	if (refusal != CUDA_SUCCESS) {
-		return refusal;
-	}
-	return CUDA_SUCCESS;
+/* What every call but cuInit and cuDriverGetVersion must pass: cuInit first, and no refusal injected. */
+static CUresult ready(void) {
+	return initialized ? refused() : CUDA_ERROR_NOT_INITIALIZED;
 }
 
-/* What memory, stream and kernel work must pass besides: a context current on this thread, no sticky fault. */
-static CUresult inContext(const char *call) {
-	CUresult result = ready(call);
+/*
+ * What work in a context must pass besides: a context current on this thread, alive, and not failed for good (after
+ * a fault every call in the context answers the fault, as CUDA's do).
+ */
+static CUresult inContext(void) {
+	CUresult result = ready();
 	if (result != CUDA_SUCCESS) {
 		return result;
 	}
@@ -294,10 +309,10 @@ static struct mapping *mappingAt(uintptr_t address) {
 }
 
 /*
- * Whether [address, address + bytes) is memory a device may touch: within one allocation of device, managed or
- * pooled memory, or within mappings of one reserved range, side by side, each with access set.
+ * Whether [address, address + bytes) is memory device accessor may read and write: within one allocation of device,
+ * managed or pooled memory, or within mappings of one reserved range, side by side, each opened to it.
  */
-static int deviceMemory(uintptr_t address, size_t bytes, int *device) {
+static int deviceMemory(uintptr_t address, size_t bytes, int accessor, int *device) {
 	struct region *r = regionAt(address);
 	if (r == NULL || bytes == 0 || bytes > r->base + r->size - address) {
 		return 0;
@@ -313,7 +328,7 @@ static int deviceMemory(uintptr_t address, size_t bytes, int *device) {
 	}
 	for (uintptr_t at = address; at < address + bytes;) {
 		struct mapping *m = mappingAt(at);
-		if (m == NULL || m->access != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
+		if (m == NULL || m->access[accessor] != CU_MEM_ACCESS_FLAGS_PROT_READWRITE) {
 			return 0;
 		}
 		at = m->address + m->size;
@@ -328,7 +343,7 @@ static const char *describeAddress(uintptr_t address) {
 
 /* A handle of size bytes, made in the current context, on list. */
 static void *listed(struct handle **list, size_t size) {
-	struct handle *h = calloc(1, size);
+	struct handle *h = zeroed(size);
 	h->device = current->device;
 	h->next = *list;
 	*list = h;
@@ -344,29 +359,39 @@ static int holds(struct handle *list, const void *h) {
 	return 0;
 }
 
-/* Takes h off list and frees it; 0 where list does not hold it. */
+/* Whether h is on list and was made in the context current on this thread. */
+static int ours(struct handle *list, const void *h) {
+	return holds(list, h) && ((const struct handle *) h)->device == current->device;
+}
+
+/*
+ * Takes h off list; 0 where list does not hold it. The memory is kept, never reused, so that a destroyed handle
+ * coming back is refused rather than taken for a new one at the same address.
+ */
 static int drop(struct handle **list, const void *h) {
 	for (struct handle **at = list; *at != NULL; at = &(*at)->next) {
 		if (*at == h) {
 			*at = (*at)->next;
-			free((void *) h);
 			return 1;
 		}
 	}
 	return 0;
 }
 
-static void dropMadeOn(struct handle **list, int device) {
+/* Takes off list the handles made in device's context; answers how many. */
+static int dropMadeOn(struct handle **list, int device) {
+	int dropped = 0;
 	for (struct handle **at = list; *at != NULL;) {
 		struct handle *h = *at;
 		if (h->device == device) {
 			*at = h->next;
-			free(h);
+			dropped++;
 		}
 		else {
 			at = &h->next;
 		}
 	}
+	return dropped;
 }
 
 static int count(struct handle *list) {
@@ -377,15 +402,16 @@ static int count(struct handle *list) {
 	return n;
 }
 
+/* A default stream, or a stream of the current context. */
 static int validStream(CUstream stream) {
-	return stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD
-			|| holds(streams, stream);
+	return stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD || ours(streams, stream);
 }
 
+/* A function of a module loaded in the current context. */
 static struct CUfunc_st *validFunction(CUfunction function) {
 	for (struct handle *h = modules; h != NULL; h = h->next) {
 		struct CUmod_st *m = (struct CUmod_st *) h;
-		if (function >= &m->function[0] && function < &m->function[m->functions]) {
+		if (h->device == current->device && function >= &m->function[0] && function < &m->function[m->functions]) {
 			return function;
 		}
 	}
@@ -411,10 +437,10 @@ static CUresult allocate(CUdeviceptr *pointer, size_t bytes, int kind, int devic
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
 	void *memory = mapAnonymous(pages(bytes));
-	struct region *r = calloc(1, sizeof(*r));
-	if (memory == NULL || r == NULL) {
+	if (memory == NULL) {
 		return CUDA_ERROR_OUT_OF_MEMORY;
 	}
+	struct region *r = zeroed(sizeof(*r));
 	r->base = (uintptr_t) memory;
 	r->size = bytes;
 	r->mappedSize = pages(bytes);
@@ -468,10 +494,8 @@ static void destroyContext(int device) {
 			forget(r);
 		}
 	}
-	dropMadeOn(&streams, device);
-	dropMadeOn(&events, device);
-	dropMadeOn(&modules, device);
-	dropMadeOn(&pools, device);
+	handlesFreedWithContext += dropMadeOn(&streams, device) + dropMadeOn(&events, device)
+			+ dropMadeOn(&modules, device) + dropMadeOn(&pools, device);
 	memset(contexts[device].peers, 0, sizeof(contexts[device].peers));
 	for (int i = 0; i < MAX_DEVICES; i++) {
 		contexts[i].peers[device] = 0;
@@ -490,7 +514,7 @@ STUB_EXPORT CUresult CUDAAPI cuInit(unsigned int flags) {
 		configure();
 		initialized = 1;
 	}
-	RETURN(refused("cuInit"));
+	RETURN(refused());
 }
 
 STUB_EXPORT CUresult CUDAAPI cuDriverGetVersion(int *version) {
@@ -505,7 +529,10 @@ STUB_EXPORT CUresult CUDAAPI cuDriverGetVersion(int *version) {
 
 STUB_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count) {
 	ENTER();
-	CUresult result = ready("cuDeviceGetCount");
+	CUresult result = ready();
+	if (result == CUDA_SUCCESS && count == NULL) {
+		result = CUDA_ERROR_INVALID_VALUE;
+	}
 	if (result == CUDA_SUCCESS) {
 		*count = deviceCount;
 		add(" count=%d", deviceCount);
@@ -516,10 +543,13 @@ STUB_EXPORT CUresult CUDAAPI cuDeviceGetCount(int *count) {
 STUB_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
 	ENTER();
 	add(" ordinal=%d", ordinal);
-	CUresult result = ready("cuDeviceGet");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		if (!validDevice(ordinal)) {
 			RETURN(CUDA_ERROR_INVALID_DEVICE);
+		}
+		if (device == NULL) {
+			RETURN(CUDA_ERROR_INVALID_VALUE);
 		}
 		*device = ordinal;
 	}
@@ -529,7 +559,7 @@ STUB_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
 STUB_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
 	ENTER();
 	add(" length=%d device=%d", length, device);
-	CUresult result = ready("cuDeviceGetName");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		if (!validDevice(device)) {
 			RETURN(CUDA_ERROR_INVALID_DEVICE);
@@ -545,7 +575,7 @@ STUB_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice de
 STUB_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute attribute, CUdevice device) {
 	ENTER();
 	add(" attribute=%d device=%d", (int) attribute, device);
-	CUresult result = ready("cuDeviceGetAttribute");
+	CUresult result = ready();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -577,7 +607,7 @@ STUB_EXPORT CUresult CUDAAPI cuDeviceGetAttribute(int *value, CUdevice_attribute
 STUB_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevice device) {
 	ENTER();
 	add(" device=%d", device);
-	CUresult result = ready("cuDevicePrimaryCtxRetain");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		if (!validDevice(device)) {
 			RETURN(CUDA_ERROR_INVALID_DEVICE);
@@ -595,7 +625,7 @@ STUB_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRetain(CUcontext *context, CUdevi
 STUB_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
 	ENTER();
 	add(" device=%d", device);
-	CUresult result = ready("cuDevicePrimaryCtxRelease");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		if (!validDevice(device)) {
 			RETURN(CUDA_ERROR_INVALID_DEVICE);
@@ -614,7 +644,7 @@ STUB_EXPORT CUresult CUDAAPI cuDevicePrimaryCtxRelease(CUdevice device) {
 STUB_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
 	ENTER();
 	add(" context=%p", (void *) context);
-	CUresult result = ready("cuCtxSetCurrent");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		if (context != NULL && (context < &contexts[0] || context >= &contexts[deviceCount])) {
 			RETURN(CUDA_ERROR_INVALID_CONTEXT);
@@ -627,10 +657,13 @@ STUB_EXPORT CUresult CUDAAPI cuCtxSetCurrent(CUcontext context) {
 STUB_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccess, CUdevice device, CUdevice peer) {
 	ENTER();
 	add(" device=%d peer=%d", device, peer);
-	CUresult result = ready("cuDeviceCanAccessPeer");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		if (!validDevice(device) || !validDevice(peer)) {
 			RETURN(CUDA_ERROR_INVALID_DEVICE);
+		}
+		if (canAccess == NULL) {
+			RETURN(CUDA_ERROR_INVALID_VALUE);
 		}
 		*canAccess = (device != peer);
 		add(" canAccess=%d", *canAccess);
@@ -641,7 +674,7 @@ STUB_EXPORT CUresult CUDAAPI cuDeviceCanAccessPeer(int *canAccess, CUdevice devi
 STUB_EXPORT CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags) {
 	ENTER();
 	add(" peer=%p flags=%u", (void *) peer, flags);
-	CUresult result = inContext("cuCtxEnablePeerAccess");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -657,7 +690,7 @@ STUB_EXPORT CUresult CUDAAPI cuCtxEnablePeerAccess(CUcontext peer, unsigned int 
 
 STUB_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t *freeBytes, size_t *total) {
 	ENTER();
-	CUresult result = inContext("cuMemGetInfo");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		if (freeBytes == NULL || total == NULL) {
 			RETURN(CUDA_ERROR_INVALID_VALUE);
@@ -674,7 +707,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemGetInfo(size_t *freeBytes, size_t *total) {
 STUB_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
 	ENTER();
 	add(" bytes=%zu", bytes);
-	CUresult result = inContext("cuMemAlloc");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		result = allocate(pointer, bytes, DEVICE, current->device, NULL);
 	}
@@ -687,7 +720,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemAlloc(CUdeviceptr *pointer, size_t bytes) {
 STUB_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *pointer, size_t bytes, unsigned int flags) {
 	ENTER();
 	add(" bytes=%zu flags=%u", bytes, flags);
-	CUresult result = inContext("cuMemAllocManaged");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		result = (flags == CU_MEM_ATTACH_GLOBAL || flags == CU_MEM_ATTACH_HOST)
 				? allocate(pointer, bytes, MANAGED, current->device, NULL) : CUDA_ERROR_INVALID_VALUE;
@@ -701,7 +734,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemAllocManaged(CUdeviceptr *pointer, size_t byte
 STUB_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) {
 	ENTER();
 	add(" pointer=0x%llx kind=%s", (unsigned long long) pointer, describeAddress(pointer));
-	CUresult result = inContext("cuMemFree");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		struct region *r = regionStarting(pointer, DEVICE);
 		if (r == NULL) {
@@ -718,7 +751,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemFree(CUdeviceptr pointer) {
 STUB_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pointer, size_t bytes, unsigned int flags) {
 	ENTER();
 	add(" bytes=%zu flags=%u", bytes, flags);
-	CUresult result = inContext("cuMemHostAlloc");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		unsigned known = CU_MEMHOSTALLOC_PORTABLE | CU_MEMHOSTALLOC_DEVICEMAP | CU_MEMHOSTALLOC_WRITECOMBINED;
 		CUdeviceptr address = 0;
@@ -735,7 +768,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemHostAlloc(void **pointer, size_t bytes, unsign
 STUB_EXPORT CUresult CUDAAPI cuMemFreeHost(void *pointer) {
 	ENTER();
 	add(" pointer=%p kind=%s", pointer, describeAddress((uintptr_t) pointer));
-	CUresult result = inContext("cuMemFreeHost");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		struct region *r = regionStarting((uintptr_t) pointer, PINNED);
 		if (r == NULL) {
@@ -754,7 +787,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr pointer, size_t byte
 	ENTER();
 	add(" pointer=0x%llx bytes=%zu device=%d stream=%p kind=%s", (unsigned long long) pointer, bytes, device,
 			(void *) stream, describeAddress(pointer));
-	CUresult result = inContext("cuMemPrefetchAsync");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		struct region *r = regionAt(pointer);
 		if (r == NULL || r->kind != MANAGED || bytes == 0 || bytes > r->base + r->size - pointer) {
@@ -784,9 +817,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyHtoD(CUdeviceptr target, const void *source
 	ENTER();
 	add(" target=0x%llx source=%p bytes=%zu target.kind=%s source.kind=%s", (unsigned long long) target, source,
 			bytes, describeAddress(target), describeAddress((uintptr_t) source));
-	CUresult result = inContext("cuMemcpyHtoD");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
-		result = deviceMemory(target, bytes, NULL) ? copy((void *) target, source, bytes, NULL)
+		result = deviceMemory(target, bytes, current->device, NULL) ? copy((void *) target, source, bytes, NULL)
 				: CUDA_ERROR_INVALID_VALUE;
 	}
 	RETURN(result);
@@ -796,9 +829,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyDtoH(void *target, CUdeviceptr source, size
 	ENTER();
 	add(" target=%p source=0x%llx bytes=%zu target.kind=%s source.kind=%s", target, (unsigned long long) source,
 			bytes, describeAddress((uintptr_t) target), describeAddress(source));
-	CUresult result = inContext("cuMemcpyDtoH");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
-		result = deviceMemory(source, bytes, NULL) ? copy(target, (const void *) source, bytes, NULL)
+		result = deviceMemory(source, bytes, current->device, NULL) ? copy(target, (const void *) source, bytes, NULL)
 				: CUDA_ERROR_INVALID_VALUE;
 	}
 	RETURN(result);
@@ -809,9 +842,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr target, const void *s
 	ENTER();
 	add(" target=0x%llx source=%p bytes=%zu stream=%p target.kind=%s source.kind=%s", (unsigned long long) target,
 			source, bytes, (void *) stream, describeAddress(target), describeAddress((uintptr_t) source));
-	CUresult result = inContext("cuMemcpyHtoDAsync");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
-		result = deviceMemory(target, bytes, NULL) ? copy((void *) target, source, bytes, stream)
+		result = deviceMemory(target, bytes, current->device, NULL) ? copy((void *) target, source, bytes, stream)
 				: CUDA_ERROR_INVALID_VALUE;
 	}
 	RETURN(result);
@@ -822,9 +855,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void *target, CUdeviceptr source,
 	add(" target=%p source=0x%llx bytes=%zu stream=%p target.kind=%s source.kind=%s", target,
 			(unsigned long long) source, bytes, (void *) stream, describeAddress((uintptr_t) target),
 			describeAddress(source));
-	CUresult result = inContext("cuMemcpyDtoHAsync");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
-		result = deviceMemory(source, bytes, NULL) ? copy(target, (const void *) source, bytes, stream)
+		result = deviceMemory(source, bytes, current->device, NULL) ? copy(target, (const void *) source, bytes, stream)
 				: CUDA_ERROR_INVALID_VALUE;
 	}
 	RETURN(result);
@@ -836,9 +869,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr target, CUdeviceptr s
 	add(" target=0x%llx source=0x%llx bytes=%zu stream=%p target.kind=%s source.kind=%s",
 			(unsigned long long) target, (unsigned long long) source, bytes, (void *) stream, describeAddress(target),
 			describeAddress(source));
-	CUresult result = inContext("cuMemcpyDtoDAsync");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
-		result = (deviceMemory(target, bytes, NULL) && deviceMemory(source, bytes, NULL))
+		result = (deviceMemory(target, bytes, current->device, NULL) && deviceMemory(source, bytes, current->device, NULL))
 				? copy((void *) target, (const void *) source, bytes, stream) : CUDA_ERROR_INVALID_VALUE;
 	}
 	RETURN(result);
@@ -850,7 +883,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr target, CUcontext tar
 	add(" target=0x%llx targetContext=%p source=0x%llx sourceContext=%p bytes=%zu stream=%p",
 			(unsigned long long) target, (void *) targetContext, (unsigned long long) source, (void *) sourceContext,
 			bytes, (void *) stream);
-	CUresult result = inContext("cuMemcpyPeerAsync");
+	CUresult result = inContext();
 	if (result == CUDA_SUCCESS) {
 		int targetDevice = -1;
 		int sourceDevice = -1;
@@ -858,7 +891,8 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr target, CUcontext tar
 				|| sourceContext >= &contexts[deviceCount]) {
 			RETURN(CUDA_ERROR_INVALID_CONTEXT);
 		}
-		if (!deviceMemory(target, bytes, &targetDevice) || !deviceMemory(source, bytes, &sourceDevice)
+		if (!deviceMemory(target, bytes, targetContext->device, &targetDevice)
+				|| !deviceMemory(source, bytes, sourceContext->device, &sourceDevice)
 				|| targetDevice != targetContext->device || sourceDevice != sourceContext->device) {
 			RETURN(CUDA_ERROR_INVALID_VALUE);
 		}
@@ -868,7 +902,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyPeerAsync(CUdeviceptr target, CUcontext tar
 }
 
 static CUresult fill8(CUdeviceptr target, unsigned char value, size_t count, CUstream stream) {
-	if (!deviceMemory(target, count, NULL)) {
+	if (!deviceMemory(target, count, current->device, NULL)) {
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	if (!validStream(stream)) {
@@ -879,7 +913,7 @@ static CUresult fill8(CUdeviceptr target, unsigned char value, size_t count, CUs
 }
 
 static CUresult fill32(CUdeviceptr target, unsigned int value, size_t count, CUstream stream) {
-	if (target % 4 != 0 || count > SIZE_MAX / 4 || !deviceMemory(target, count * 4, NULL)) {
+	if (target % 4 != 0 || count > SIZE_MAX / 4 || !deviceMemory(target, count * 4, current->device, NULL)) {
 		return CUDA_ERROR_INVALID_VALUE;
 	}
 	if (!validStream(stream)) {
@@ -895,7 +929,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemsetD8(CUdeviceptr target, unsigned char value,
 	ENTER();
 	add(" target=0x%llx value=%u count=%zu target.kind=%s", (unsigned long long) target, value, count,
 			describeAddress(target));
-	CUresult result = inContext("cuMemsetD8");
+	CUresult result = inContext();
 	RETURN((result == CUDA_SUCCESS) ? fill8(target, value, count, NULL) : result);
 }
 
@@ -904,7 +938,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemsetD8Async(CUdeviceptr target, unsigned char v
 	ENTER();
 	add(" target=0x%llx value=%u count=%zu stream=%p target.kind=%s", (unsigned long long) target, value, count,
 			(void *) stream, describeAddress(target));
-	CUresult result = inContext("cuMemsetD8Async");
+	CUresult result = inContext();
 	RETURN((result == CUDA_SUCCESS) ? fill8(target, value, count, stream) : result);
 }
 
@@ -912,7 +946,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemsetD32(CUdeviceptr target, unsigned int value,
 	ENTER();
 	add(" target=0x%llx value=%u count=%zu target.kind=%s", (unsigned long long) target, value, count,
 			describeAddress(target));
-	CUresult result = inContext("cuMemsetD32");
+	CUresult result = inContext();
 	RETURN((result == CUDA_SUCCESS) ? fill32(target, value, count, NULL) : result);
 }
 
@@ -921,7 +955,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemsetD32Async(CUdeviceptr target, unsigned int v
 	ENTER();
 	add(" target=0x%llx value=%u count=%zu stream=%p target.kind=%s", (unsigned long long) target, value, count,
 			(void *) stream, describeAddress(target));
-	CUresult result = inContext("cuMemsetD32Async");
+	CUresult result = inContext();
 	RETURN((result == CUDA_SUCCESS) ? fill32(target, value, count, stream) : result);
 }
 
@@ -942,7 +976,7 @@ static int allZero(const unsigned char *bytes, size_t size) {
 
 STUB_EXPORT CUresult CUDAAPI cuMemPoolCreate(CUmemoryPool *pool, const CUmemPoolProps *properties) {
 	ENTER();
-	CUresult result = inContext("cuMemPoolCreate");
+	CUresult result = inContext();
 	if (properties != NULL) {
 		add(" props.allocType=%d props.handleTypes=%d", (int) properties->allocType, (int) properties->handleTypes);
 		addLocation("props.", &properties->location);
@@ -974,7 +1008,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *pointer, size_
 		CUstream stream) {
 	ENTER();
 	add(" bytes=%zu pool=%p stream=%p", bytes, (void *) pool, (void *) stream);
-	CUresult result = inContext("cuMemAllocFromPoolAsync");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -992,7 +1026,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemAllocFromPoolAsync(CUdeviceptr *pointer, size_
 STUB_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr pointer, CUstream stream) {
 	ENTER();
 	add(" pointer=0x%llx stream=%p kind=%s", (unsigned long long) pointer, (void *) stream, describeAddress(pointer));
-	CUresult result = inContext("cuMemFreeAsync");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1013,14 +1047,14 @@ STUB_EXPORT CUresult CUDAAPI cuMemFreeAsync(CUdeviceptr pointer, CUstream stream
 STUB_EXPORT CUresult CUDAAPI cuMemPoolTrimTo(CUmemoryPool pool, size_t keepBytes) {
 	ENTER();
 	add(" pool=%p keepBytes=%zu", (void *) pool, keepBytes);
-	CUresult result = inContext("cuMemPoolTrimTo");
+	CUresult result = inContext();
 	RETURN((result == CUDA_SUCCESS && !holds(pools, pool)) ? CUDA_ERROR_INVALID_VALUE : result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
 	ENTER();
 	add(" pool=%p", (void *) pool);
-	CUresult result = inContext("cuMemPoolDestroy");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1039,11 +1073,26 @@ STUB_EXPORT CUresult CUDAAPI cuMemPoolDestroy(CUmemoryPool pool) {
 
 /* ---- virtual memory management ---- */
 
+/* Whether [pointer, pointer + bytes) is whole mappings side by side, as cuMemUnmap and cuMemSetAccess require. */
+static int wholeMappings(uintptr_t pointer, size_t bytes) {
+	if (bytes == 0) {
+		return 0;
+	}
+	for (uintptr_t at = pointer; at < pointer + bytes;) {
+		struct mapping *m = mappingAt(at);
+		if (m == NULL || m->address != at || m->address + m->size > pointer + bytes) {
+			return 0;
+		}
+		at += m->size;
+	}
+	return 1;
+}
+
 STUB_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *pointer, size_t bytes, size_t alignment,
 		CUdeviceptr hint, unsigned long long flags) {
 	ENTER();
 	add(" bytes=%zu alignment=%zu hint=0x%llx flags=%llu", bytes, alignment, (unsigned long long) hint, flags);
-	CUresult result = inContext("cuMemAddressReserve");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1052,6 +1101,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *pointer, size_t by
 		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
 	size_t align = (alignment > GRANULARITY) ? alignment : GRANULARITY;
+	if (bytes > SIZE_MAX - align) {
+		RETURN(CUDA_ERROR_OUT_OF_MEMORY);
+	}
 	void *area = mmap(NULL, bytes + align, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (area == MAP_FAILED) {
 		RETURN(CUDA_ERROR_OUT_OF_MEMORY);
@@ -1061,7 +1113,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *pointer, size_t by
 		munmap(area, base - (uintptr_t) area);
 	}
 	munmap((void *) (base + bytes), (uintptr_t) area + bytes + align - (base + bytes));
-	struct region *r = calloc(1, sizeof(*r));
+	struct region *r = zeroed(sizeof(*r));
 	r->base = base;
 	r->size = bytes;
 	r->mappedSize = bytes;
@@ -1077,7 +1129,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemAddressReserve(CUdeviceptr *pointer, size_t by
 STUB_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr pointer, size_t bytes) {
 	ENTER();
 	add(" pointer=0x%llx bytes=%zu", (unsigned long long) pointer, bytes);
-	CUresult result = inContext("cuMemAddressFree");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1097,20 +1149,12 @@ STUB_EXPORT CUresult CUDAAPI cuMemAddressFree(CUdeviceptr pointer, size_t bytes)
 STUB_EXPORT CUresult CUDAAPI cuMemUnmap(CUdeviceptr pointer, size_t bytes) {
 	ENTER();
 	add(" pointer=0x%llx bytes=%zu", (unsigned long long) pointer, bytes);
-	CUresult result = inContext("cuMemUnmap");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	/* whole mappings, side by side, exactly covering the range */
-	if (bytes == 0) {
+	if (!wholeMappings(pointer, bytes)) {
 		RETURN(CUDA_ERROR_INVALID_VALUE);
-	}
-	for (uintptr_t at = pointer; at < pointer + bytes;) {
-		struct mapping *m = mappingAt(at);
-		if (m == NULL || m->address != at || m->address + m->size > pointer + bytes) {
-			RETURN(CUDA_ERROR_INVALID_VALUE);
-		}
-		at += m->size;
 	}
 	for (struct mapping **m = &mappings; *m != NULL;) {
 		struct mapping *gone = *m;
@@ -1142,7 +1186,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr pointer, size_t bytes, c
 		snprintf(prefix, sizeof(prefix), "desc[%zu].bytes", i);
 		addHex(prefix, &descriptors[i], sizeof(descriptors[i]));
 	}
-	CUresult result = inContext("cuMemSetAccess");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1159,21 +1203,23 @@ STUB_EXPORT CUresult CUDAAPI cuMemSetAccess(CUdeviceptr pointer, size_t bytes, c
 			RETURN(CUDA_ERROR_INVALID_DEVICE);
 		}
 	}
-	for (uintptr_t at = pointer; at < pointer + bytes;) {
-		struct mapping *m = mappingAt(at);
-		if (m == NULL || bytes == 0) {
-			RETURN(CUDA_ERROR_INVALID_VALUE);
-		}
-		at = m->address + m->size;
+	if (!wholeMappings(pointer, bytes)) {
+		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
-	int access = descriptors[count - 1].flags;
 	for (struct mapping *m = mappings; m != NULL; m = m->next) {
 		if (m->address >= pointer && m->address < pointer + bytes) {
-			m->access = access;
+			for (size_t i = 0; i < count; i++) {
+				m->access[descriptors[i].location.id] = descriptors[i].flags;
+			}
+			/* the host pages stand for every device's view: open as far as the most any device is let */
+			int most = CU_MEM_ACCESS_FLAGS_PROT_NONE;
+			for (int device = 0; device < MAX_DEVICES; device++) {
+				most = ((int) m->access[device] > most) ? (int) m->access[device] : most;
+			}
+			mprotect((void *) m->address, m->size, (most == CU_MEM_ACCESS_FLAGS_PROT_READWRITE)
+					? PROT_READ | PROT_WRITE : (most == CU_MEM_ACCESS_FLAGS_PROT_READ) ? PROT_READ : PROT_NONE);
 		}
 	}
-	mprotect((void *) pointer, bytes, (access == CU_MEM_ACCESS_FLAGS_PROT_READWRITE) ? PROT_READ | PROT_WRITE
-			: (access == CU_MEM_ACCESS_FLAGS_PROT_READ) ? PROT_READ : PROT_NONE);
 	RETURN(CUDA_SUCCESS);
 }
 
@@ -1209,7 +1255,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemGetAllocationGranularity(size_t *granularity, 
 	if (prop != NULL) {
 		addAllocationProperties(prop);
 	}
-	CUresult result = ready("cuMemGetAllocationGranularity");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		result = checkAllocationProperties(prop);
 	}
@@ -1231,7 +1277,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, s
 	if (prop != NULL) {
 		addAllocationProperties(prop);
 	}
-	CUresult result = ready("cuMemCreate");
+	CUresult result = ready();
 	if (result == CUDA_SUCCESS) {
 		result = checkAllocationProperties(prop);
 	}
@@ -1252,7 +1298,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemCreate(CUmemGenericAllocationHandle *handle, s
 		}
 		RETURN(CUDA_ERROR_OUT_OF_MEMORY);
 	}
-	struct physical *p = calloc(1, sizeof(*p));
+	struct physical *p = zeroed(sizeof(*p));
 	p->handle = nextHandle++;
 	p->fd = fd;
 	p->size = bytes;
@@ -1277,7 +1323,7 @@ static struct physical *physicalOf(CUmemGenericAllocationHandle handle) {
 STUB_EXPORT CUresult CUDAAPI cuMemRelease(CUmemGenericAllocationHandle handle) {
 	ENTER();
 	add(" handle=0x%llx", (unsigned long long) handle);
-	CUresult result = ready("cuMemRelease");
+	CUresult result = ready();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1298,7 +1344,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr pointer, size_t bytes, size_t 
 	ENTER();
 	add(" pointer=0x%llx bytes=%zu offset=%zu handle=0x%llx flags=%llu", (unsigned long long) pointer, bytes, offset,
 			(unsigned long long) handle, flags);
-	CUresult result = inContext("cuMemMap");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1319,7 +1365,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr pointer, size_t bytes, size_t 
 	if (mmap((void *) pointer, bytes, PROT_NONE, MAP_SHARED | MAP_FIXED, p->fd, (off_t) offset) == MAP_FAILED) {
 		RETURN(CUDA_ERROR_OUT_OF_MEMORY);
 	}
-	struct mapping *m = calloc(1, sizeof(*m));
+	struct mapping *m = zeroed(sizeof(*m));
 	m->address = pointer;
 	m->size = bytes;
 	m->memory = p;
@@ -1336,7 +1382,7 @@ STUB_EXPORT CUresult CUDAAPI cuMemMap(CUdeviceptr pointer, size_t bytes, size_t 
 STUB_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags) {
 	ENTER();
 	add(" flags=%u", flags);
-	CUresult result = inContext("cuStreamCreate");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1344,7 +1390,6 @@ STUB_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags
 		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
 	struct CUstream_st *s = listed(&streams, sizeof(*s));
-	s->flags = flags;
 	*stream = s;
 	add(" stream=%p", (void *) s);
 	RETURN(CUDA_SUCCESS);
@@ -1353,14 +1398,14 @@ STUB_EXPORT CUresult CUDAAPI cuStreamCreate(CUstream *stream, unsigned int flags
 STUB_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
 	ENTER();
 	add(" stream=%p", (void *) stream);
-	CUresult result = inContext("cuStreamSynchronize");
+	CUresult result = inContext();
 	RETURN((result == CUDA_SUCCESS && !validStream(stream)) ? CUDA_ERROR_INVALID_HANDLE : result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 	ENTER();
 	add(" stream=%p", (void *) stream);
-	CUresult result = inContext("cuStreamDestroy");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1370,7 +1415,7 @@ STUB_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 STUB_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
 	ENTER();
 	add(" flags=%u", flags);
-	CUresult result = inContext("cuEventCreate");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1379,7 +1424,6 @@ STUB_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
 		RETURN(CUDA_ERROR_INVALID_VALUE);
 	}
 	struct CUevent_st *e = listed(&events, sizeof(*e));
-	e->flags = flags;
 	*event = e;
 	add(" event=%p", (void *) e);
 	RETURN(CUDA_SUCCESS);
@@ -1388,9 +1432,12 @@ STUB_EXPORT CUresult CUDAAPI cuEventCreate(CUevent *event, unsigned int flags) {
 STUB_EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
 	ENTER();
 	add(" event=%p stream=%p", (void *) event, (void *) stream);
-	CUresult result = inContext("cuEventRecord");
-	if (result == CUDA_SUCCESS && (!holds(events, event) || !validStream(stream))) {
+	CUresult result = inContext();
+	if (result == CUDA_SUCCESS && (!ours(events, event) || !validStream(stream))) {
 		result = CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (result == CUDA_SUCCESS) {
+		event->unasked = 1;
 	}
 	RETURN(result);
 }
@@ -1398,21 +1445,35 @@ STUB_EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
 STUB_EXPORT CUresult CUDAAPI cuEventQuery(CUevent event) {
 	ENTER();
 	add(" event=%p", (void *) event);
-	CUresult result = inContext("cuEventQuery");
-	RETURN((result == CUDA_SUCCESS && !holds(events, event)) ? CUDA_ERROR_INVALID_HANDLE : result);
+	CUresult result = inContext();
+	if (result == CUDA_SUCCESS && !holds(events, event)) {
+		result = CUDA_ERROR_INVALID_HANDLE;
+	}
+	/* the work ran when enqueued, but the first ask after a record is told it has not, so that waits are made */
+	if (result == CUDA_SUCCESS && event->unasked) {
+		event->unasked = 0;
+		result = CUDA_ERROR_NOT_READY;
+	}
+	RETURN(result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent event) {
 	ENTER();
 	add(" event=%p", (void *) event);
-	CUresult result = inContext("cuEventSynchronize");
-	RETURN((result == CUDA_SUCCESS && !holds(events, event)) ? CUDA_ERROR_INVALID_HANDLE : result);
+	CUresult result = inContext();
+	if (result == CUDA_SUCCESS && !holds(events, event)) {
+		result = CUDA_ERROR_INVALID_HANDLE;
+	}
+	if (result == CUDA_SUCCESS) {
+		event->unasked = 0;
+	}
+	RETURN(result);
 }
 
 STUB_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent event) {
 	ENTER();
 	add(" event=%p", (void *) event);
-	CUresult result = inContext("cuEventDestroy");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1480,7 +1541,7 @@ static int parseEntries(const char *ptx, struct CUfunc_st *functions, int capaci
 
 STUB_EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *image) {
 	ENTER();
-	CUresult result = inContext("cuModuleLoadData");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1504,14 +1565,17 @@ STUB_EXPORT CUresult CUDAAPI cuModuleLoadData(CUmodule *module, const void *imag
 STUB_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule module, const char *name) {
 	ENTER();
 	add(" module=%p name=%s", (void *) module, (name != NULL) ? name : "(null)");
-	CUresult result = inContext("cuModuleGetFunction");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
-	if (!holds(modules, module)) {
+	if (!ours(modules, module)) {
 		RETURN(CUDA_ERROR_INVALID_HANDLE);
 	}
-	for (int i = 0; name != NULL && i < module->functions; i++) {
+	if (function == NULL || name == NULL) {
+		RETURN(CUDA_ERROR_INVALID_VALUE);
+	}
+	for (int i = 0; i < module->functions; i++) {
 		if (strcmp(module->function[i].name, name) == 0) {
 			*function = &module->function[i];
 			add(" function=%p", (void *) *function);
@@ -1524,7 +1588,7 @@ STUB_EXPORT CUresult CUDAAPI cuModuleGetFunction(CUfunction *function, CUmodule 
 STUB_EXPORT CUresult CUDAAPI cuModuleUnload(CUmodule module) {
 	ENTER();
 	add(" module=%p", (void *) module);
-	CUresult result = inContext("cuModuleUnload");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1543,7 +1607,7 @@ STUB_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gr
 	struct CUfunc_st *f = validFunction(function);
 	add(" function=%s grid=%u,%u,%u block=%u,%u,%u sharedBytes=%u stream=%p extra=%p", (f != NULL) ? f->name : "?",
 			gridX, gridY, gridZ, blockX, blockY, blockZ, sharedBytes, (void *) stream, (void *) extra);
-	CUresult result = inContext("cuLaunchKernel");
+	CUresult result = inContext();
 	if (result != CUDA_SUCCESS) {
 		RETURN(result);
 	}
@@ -1574,12 +1638,18 @@ STUB_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gr
 
 /* ---- the stub's own calls, for tests ---- */
 
-/* Copies the records, one call a line, into buffer (NUL-terminated when it fits); answers their length. */
+/*
+ * Copies as many whole records, one call a line, as fit into buffer, NUL-terminated; answers the length of all of
+ * them, so that a caller whose buffer was short asks again with a larger one.
+ */
 STUB_EXPORT size_t gpumemStubRecords(char *buffer, size_t capacity) {
 	pthread_mutex_lock(&lock);
 	size_t length = recordsLength;
 	if (buffer != NULL && capacity > 0) {
-		size_t n = (length < capacity - 1) ? length : capacity - 1;
+		size_t n = (length < capacity) ? length : capacity - 1;
+		while (n > 0 && records[n - 1] != '\n') {
+			n--;
+		}
 		memcpy(buffer, (records != NULL) ? records : "", n);
 		buffer[n] = 0;
 	}
@@ -1593,11 +1663,24 @@ STUB_EXPORT void gpumemStubClearRecords(void) {
 	pthread_mutex_unlock(&lock);
 }
 
+/* Takes back every refusal, driver version and attribute a test set. */
+STUB_EXPORT void gpumemStubReset(void) {
+	pthread_mutex_lock(&lock);
+	while (refusals != NULL) {
+		struct refusal *gone = refusals;
+		refusals = gone->next;
+		free(gone);
+	}
+	driverVersion = DRIVER_VERSION;
+	memset(attributeOverridden, 0, sizeof(attributeOverridden));
+	pthread_mutex_unlock(&lock);
+}
+
 /* Makes every later call to the entry point named (without its _v2) answer code; 0 takes the refusal back. */
-STUB_EXPORT void gpumemStubRefuse(const char *call, int code) {
+STUB_EXPORT void gpumemStubRefuse(const char *name, int code) {
 	pthread_mutex_lock(&lock);
 	for (struct refusal **r = &refusals; *r != NULL; r = &(*r)->next) {
-		if (strcmp((*r)->call, call) == 0) {
+		if (strcmp((*r)->call, name) == 0) {
 			struct refusal *gone = *r;
 			*r = gone->next;
 			free(gone);
@@ -1605,8 +1688,8 @@ STUB_EXPORT void gpumemStubRefuse(const char *call, int code) {
 		}
 	}
 	if (code != 0) {
-		struct refusal *r = calloc(1, sizeof(*r));
-		snprintf(r->call, sizeof(r->call), "%s", call);
+		struct refusal *r = zeroed(sizeof(*r));
+		snprintf(r->call, sizeof(r->call), "%s", name);
 		r->code = (CUresult) code;
 		r->next = refusals;
 		refusals = r;
@@ -1654,9 +1737,11 @@ STUB_EXPORT size_t gpumemStubHoldings(char *buffer, size_t capacity) {
 	}
 	int length = snprintf(buffer, capacity, "device=%d managed=%d pinned=%d pooled=%d reserved=%d physical=%d "
 			"mappings=%d streams=%d events=%d modules=%d pools=%d contexts=%d freedWithContext.device=%d "
-			"freedWithContext.managed=%d freedWithContext.pinned=%d freedWithContext.pooled=%d", counts[DEVICE],
+			"freedWithContext.managed=%d freedWithContext.pinned=%d freedWithContext.pooled=%d "
+			"freedWithContext.handles=%d", counts[DEVICE],
 			counts[MANAGED], counts[PINNED], counts[POOLED], counts[RESERVED], n[0], n[1], n[2], n[3], n[4], n[5], retained,
-			freedWithContext[DEVICE], freedWithContext[MANAGED], freedWithContext[PINNED], freedWithContext[POOLED]);
+			freedWithContext[DEVICE], freedWithContext[MANAGED], freedWithContext[PINNED], freedWithContext[POOLED],
+			handlesFreedWithContext);
 	pthread_mutex_unlock(&lock);
 	return (size_t) length;
 }

@@ -67,7 +67,7 @@ public interface CudaDriver {
 
 	/**
 	 * {@code cuMemPoolCreate}: a stream-ordered pool of pinned device memory located on {@code device}, as
-	 * the device's default pool is; its release threshold is 0, which JCuda cannot change.
+	 * the device's default pool is; its release threshold is CUDA's default, 0.
 	 */
 	Object createMemoryPool(int device);
 

@@ -134,9 +134,13 @@ final class DirectDriverCalls {
 			}
 			return Native.load(library, Calls.class);
 		}
-		catch (LinkageError ex) {
-			return "gpumem calls " + String.join(", ", NAMES) + " through JNA, which could not be loaded "
-					+ "(net.java.dev.jna:jna must be on the class path): " + ex;
+		catch (NoClassDefFoundError ex) {
+			return "gpumem calls " + String.join(", ", NAMES) + " through JNA, which is not on the class path "
+					+ "(net.java.dev.jna:jna): " + ex;
+		}
+		catch (LinkageError | RuntimeException ex) {
+			return "gpumem calls " + String.join(", ", NAMES) + " through JNA, which could not reach the CUDA driver "
+					+ "library: " + ex;
 		}
 	}
 

@@ -473,7 +473,13 @@ final class JCudaBinding implements CudaDriver {
 
 		/** The handle of {@code stream}, 0 for the default stream ({@code null}). */
 		static long value(Object stream) {
-			return (stream != null) ? ((StreamHandle) stream).getNativePointer() : 0;
+			if (stream == null) {
+				return 0;
+			}
+			if (stream instanceof StreamHandle handle) {
+				return handle.getNativePointer();
+			}
+			throw new IllegalArgumentException("not a stream this binding created: " + stream);
 		}
 
 	}

@@ -23,12 +23,12 @@ record JvmOfItsOwn(List<String> options, Map<String, String> environment, Predic
 		return new JvmOfItsOwn(List.of(), Map.of(), (entry) -> true);
 	}
 
-	/** The same with {@code variables} added to the environment. */
+	/** The same with {@code variables} set in the environment it inherits. */
 	JvmOfItsOwn withEnvironment(Map<String, String> variables) {
 		return new JvmOfItsOwn(this.options, variables, this.classPathEntries);
 	}
 
-	/** The same with {@code jvmOptions} before the main class. */
+	/** The same with {@code jvmOptions}, and only those, before the main class. */
 	JvmOfItsOwn withOptions(String... jvmOptions) {
 		return new JvmOfItsOwn(List.of(jvmOptions), this.environment, this.classPathEntries);
 	}

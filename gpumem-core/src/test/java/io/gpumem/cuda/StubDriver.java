@@ -91,9 +91,14 @@ final class StubDriver {
 
 	/** Every call recorded since the last {@link #clear()}, in the order the stub received them. */
 	Recorded calls() {
-		byte[] records = new byte[(int) this.calls.gpumemStubRecords(null, 0) + 1];
-		this.calls.gpumemStubRecords(records, records.length);
-		String text = new String(records, 0, records.length - 1, StandardCharsets.US_ASCII);
+		byte[] records;
+		long length;
+		do {
+			records = new byte[Math.toIntExact(this.calls.gpumemStubRecords(null, 0) + 65536)];
+			length = this.calls.gpumemStubRecords(records, records.length);
+		}
+		while (length >= records.length);
+		String text = new String(records, 0, (int) length, StandardCharsets.US_ASCII);
 		return new Recorded(text.lines().map(Call::parse).toList());
 	}
 
@@ -108,7 +113,7 @@ final class StubDriver {
 		this.calls.gpumemStubClearRecords();
 	}
 
-	/** Makes every later call to {@code name} answer {@code code} until {@link #accept(String)}. */
+	/** Makes every later call to {@code name} answer {@code code} until {@link #accept(String)} or {@link #reset()}. */
 	void refuse(String name, int code) {
 		this.calls.gpumemStubRefuse(name, code);
 	}
@@ -118,14 +123,19 @@ final class StubDriver {
 		this.calls.gpumemStubRefuse(name, 0);
 	}
 
-	/** The CUDA version {@code cuDriverGetVersion} answers, as 1000 × major + 10 × minor; 0 restores the stub's. */
+	/** The CUDA version {@code cuDriverGetVersion} answers, as 1000 × major + 10 × minor, until {@link #reset()}. */
 	void driverVersion(int version) {
 		this.calls.gpumemStubSetDriverVersion(version);
 	}
 
-	/** The value {@code cuDeviceGetAttribute} answers for {@code attribute}; a negative one restores the stub's. */
+	/** The value {@code cuDeviceGetAttribute} answers for {@code attribute}, until {@link #reset()}. */
 	void attribute(int attribute, int value) {
 		this.calls.gpumemStubSetAttribute(attribute, value);
+	}
+
+	/** Takes back every refusal, driver version and attribute set. */
+	void reset() {
+		this.calls.gpumemStubReset();
 	}
 
 	/**
@@ -232,6 +242,8 @@ final class StubDriver {
 		void gpumemStubClearRecords();
 
 		void gpumemStubRefuse(String call, int code);
+
+		void gpumemStubReset();
 
 		void gpumemStubSetDriverVersion(int version);
 

@@ -23,15 +23,7 @@ final class VirtualMemoryFallback {
 		CudaBackend backend = CudaBackend.open(0);
 		VirtualMemory virtualMemory = backend.virtualMemory();
 		System.out.println("reason=" + virtualMemory.reason());
-		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(
-				virtualMemory.allocatorOr(backend.allocator(MemoryKind.DEVICE)), PoolConfig.builder("device").build());
-				PooledBuffer buffer = pool.acquire(10_000)) {
-			long[] values = { 7, 11, 13 };
-			long[] back = new long[values.length];
-			buffer.copyFrom(values);
-			buffer.copyTo(back);
-			System.out.println("pool keeps its bytes=" + Arrays.equals(back, values));
-		}
+		System.out.println("pool keeps its bytes=" + poolKeepsBytes(backend, virtualMemory));
 		try {
 			backend.streamOrderedAllocator();
 			System.out.println("stream-ordered pool=created");
@@ -42,6 +34,19 @@ final class VirtualMemoryFallback {
 		backend.close();
 		if (arguments.length > 0 && arguments[0].equals("holdings")) {
 			System.out.println("held=" + StubDriver.loaded().holdings());
+		}
+	}
+
+	/** Whether a device pool over what the backend offers gives back the bytes written into a buffer of it. */
+	static boolean poolKeepsBytes(CudaBackend backend, VirtualMemory virtualMemory) {
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(
+				virtualMemory.allocatorOr(backend.allocator(MemoryKind.DEVICE)), PoolConfig.builder("device").build());
+				PooledBuffer buffer = pool.acquire(10_000)) {
+			long[] values = { 7, 11, 13 };
+			long[] back = new long[values.length];
+			buffer.copyFrom(values);
+			buffer.copyTo(back);
+			return Arrays.equals(back, values);
 		}
 	}
 
