@@ -17,14 +17,15 @@ unavailable() {
 [ "$(uname -s)" = Linux ] || unavailable "the stub driver is a Linux shared library, and this is $(uname -s)"
 cc=${CC:-cc}
 command -v "$cc" > /dev/null || unavailable "no C compiler: '$cc' is not on the PATH (set CC)"
-nvcc=$(command -v nvcc || true)
-for toolkit in "${CUDA_HOME:-}" "${CUDA_PATH:-}" /usr/local/cuda ${nvcc:+"$(dirname "$(dirname "$(readlink -f "$nvcc")")")"} /usr; do
+# the toolkit of the nvcc on the PATH, as nvcc itself reports it (its TOP), whatever wrapper or link leads to it
+nvcc_toolkit=$(nvcc --dryrun -x cu -c /dev/null -o /dev/null 2>&1 | sed -n 's/^#\$ TOP=//p' || true)
+for toolkit in "${CUDA_HOME:-}" "${CUDA_PATH:-}" "$nvcc_toolkit"; do
   if [ -n "$toolkit" ] && [ -f "$toolkit/include/cuda.h" ]; then
     include="$toolkit/include"
     break
   fi
 done
-[ -n "${include:-}" ] || unavailable "no cuda.h: looked in CUDA_HOME, CUDA_PATH, /usr/local/cuda, beside nvcc and in /usr/include; set CUDA_HOME to a CUDA toolkit"
+[ -n "${include:-}" ] || unavailable "no cuda.h: looked in CUDA_HOME, CUDA_PATH and the toolkit of the nvcc on the PATH; set CUDA_HOME to a CUDA toolkit"
 version=$(sed -n 's/^#define CUDA_VERSION \([0-9]*\).*/\1/p' "$include/cuda.h")
 [ "${version:-0}" -ge 13000 ] || unavailable "$include/cuda.h is of CUDA ${version:-unknown}: the stub follows CUDA 13's; set CUDA_HOME to a CUDA 13 toolkit"
 flags=(-std=gnu11 -Wall -Wextra -Werror -Wno-unused-parameter -O1 -g -shared -fPIC -fvisibility=hidden
