@@ -59,6 +59,11 @@ public abstract class AllocatorDecorator implements MemoryAllocator {
 	}
 
 	@Override
+	public long limitBytes() {
+		return this.upstream.limitBytes();
+	}
+
+	@Override
 	public String describe() {
 		return this.upstream.describe();
 	}

@@ -35,9 +35,11 @@ public final class LimitingAllocator extends AllocatorDecorator {
 		return new LimitingAllocator(upstream, MemoryBudget.ofFraction(upstream.memoryInfo().totalBytes(), fraction));
 	}
 
-	/** The budget in bytes. */
+	/** The budget in bytes, or an upstream allocator's where that is smaller. */
+	@Override
 	public long limitBytes() {
-		return this.budget.limitBytes();
+		long upstream = super.limitBytes();
+		return (upstream >= 0) ? Math.min(upstream, this.budget.limitBytes()) : this.budget.limitBytes();
 	}
 
 	/** Bytes drawn on the budget, through this allocator and those sharing it. */

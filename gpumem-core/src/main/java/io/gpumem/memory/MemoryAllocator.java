@@ -53,6 +53,14 @@ public interface MemoryAllocator {
 	/** Free and total bytes of the device behind this allocator. */
 	MemoryInfo memoryInfo();
 
+	/**
+	 * The byte budget this allocator draws on, below the device's capacity, or -1 where none limits it: a pool refuses
+	 * at once a request larger than the capacity or the budget, since no memory given back could serve it.
+	 */
+	default long limitBytes() {
+		return -1;
+	}
+
 	/** A description for logs and diagnostics, such as "host DEVICE (capacity 4.00 GiB)". */
 	default String describe() {
 		return getClass().getSimpleName() + " " + kind();

@@ -6,6 +6,7 @@ import java.util.function.BooleanSupplier;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.OutOfMemoryDiagnostic;
 
 /**
  * The driver's calls that map and unmap the granules of an {@link Arena}'s expandable segments, made outside the
@@ -43,8 +44,21 @@ final class GranuleMapping {
 	 * so that memory is held where it is lent, not in holes no request fits. The driver's calls are made outside the
 	 * lock, on granules claimed under it once no other thread unmaps them; where the device refuses the memory while
 	 * unmaps are under way, or after some ended, it tries again once as many bytes are unmapped as were then under way.
+	 * @throws GpuOutOfMemoryException naming the span's bytes and the device's free memory once its granules are back,
+	 * where the device refuses one
 	 */
 	void map(Span span) {
+		try {
+			mapGranules(span);
+		}
+		catch (GpuOutOfMemoryException ex) {
+			OutOfMemoryDiagnostic refused = ex.diagnostic();
+			throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(refused.kind(), span.size,
+					this.allocator.memoryInfo(), refused.limitBytes(), refused.reason()), ex);
+		}
+	}
+
+	private void mapGranules(Span span) {
 		Granules granules = span.segment.granules;
 		int[] claimed;
 		Unmapping room = new Unmapping();

@@ -8,6 +8,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.recovery.RecoveryCounters;
 
 /**
  * Every count a pool keeps, and the one place its statistics are assembled. Counts are kept per slot: one
@@ -21,7 +22,7 @@ import io.gpumem.memory.MemoryKind;
  * recent values, exact once no thread acquires or releases, and its totals are the sums of its rows, so its
  * rows always add up to them.
  */
-final class PoolCounters {
+final class PoolCounters implements RecoveryCounters {
 
 	/** Padding, in array elements, at both ends of what one lock's holder writes. */
 	static final int PAD = 16;
@@ -155,7 +156,8 @@ final class PoolCounters {
 		this.trimmedBytes.add(bytes);
 	}
 
-	void countAllocationFailure() {
+	@Override
+	public void countAllocationFailure() {
 		this.allocationFailures.increment();
 	}
 
@@ -173,12 +175,14 @@ final class PoolCounters {
 	}
 
 	/** Counts an acquire that begins to wait for memory. */
-	void countWait() {
+	@Override
+	public void countWait() {
 		this.waits.increment();
 	}
 
 	/** Counts the end of a wait for memory that took {@code nanos}, served or, when {@code timedOut}, not. */
-	void countWaitEnd(long nanos, boolean timedOut) {
+	@Override
+	public void countWaitEnd(long nanos, boolean timedOut) {
 		this.waitNanos.add(nanos);
 		if (timedOut) {
 			this.waitTimeouts.increment();
@@ -186,12 +190,14 @@ final class PoolCounters {
 	}
 
 	/** Counts an acquire about to fail that asked the garbage collector for buffers dropped without close. */
-	void countGcRequest() {
+	@Override
+	public void countGcRequest() {
 		this.gcRequests.increment();
 	}
 
 	/** Counts an acquire about to fail that waited for the work of buffers closed after a stream. */
-	void countStreamWait() {
+	@Override
+	public void countStreamWait() {
 		this.streamWaits.increment();
 	}
 

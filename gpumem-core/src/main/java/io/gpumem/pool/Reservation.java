@@ -6,31 +6,31 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
+import io.gpumem.pool.recovery.MemorySource;
+import io.gpumem.pool.recovery.OutOfMemoryChain;
+import io.gpumem.pool.recovery.Refusal;
 
 /**
- * The one way a pool gets memory its tiers do not hold, observed as one span: from the allocator; when the
- * allocator refuses, again after having memory freed, at most {@code oomRetries} times, as RMM's
- * {@code failure_callback_resource_adaptor} does: by the pool's listeners, which decide what each attempt
- * frees (the pressure handler's out-of-memory chain), or where they free nothing by the pool trimming itself;
- * then, without a wait allowed, after the work of buffers closed after a stream, and with one, in line for
- * memory to come back ({@link MemoryWaiters}); then, as the last resort, after a garbage collection has found
- * buffers dropped without close; and at last a {@link GpuOutOfMemoryException} with the allocator's figures and
- * the pool's. A request larger than the device or the budget fails at once; with others in line, a request that
- * may wait does not try ahead of them.
+ * The one way a pool gets memory its tiers do not hold, observed as one span: through its {@link OutOfMemoryChain},
+ * to which it is the {@link MemorySource}. It frees memory for a retry by the pool's listeners, which decide what
+ * each attempt frees (the pressure handler's out-of-memory chain), or where they free nothing by trimming the
+ * tiers; it refuses at once a request larger than the device or the budget; and it fails with the allocator's
+ * figures and the pool's, which it tells the listeners.
  */
-final class Reservation {
+final class Reservation implements MemorySource {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
-
 
 	/** How many of the largest holders an out-of-memory failure names. */
 	private static final int TOP_HOLDERS = 5;
 
+	private final MemoryPool pool;
 
-	private final StratifiedMemoryPool pool;
+	private final MemoryAllocator allocator;
 
 	private final Tiers tiers;
 
@@ -38,32 +38,30 @@ final class Reservation {
 
 	private final PoolCounters counters;
 
-	private final int retries;
-
 	private final long largestClass;
-
-	private final MemoryWaiters waiters;
 
 	private final AcquireSites sites;
 
-	private final LeakCollection collection;
+	private final OutOfMemoryChain<Block> chain;
 
 	private final List<PoolListener> listeners = new CopyOnWriteArrayList<>();
 
 	private volatile MemoryObserver observer = MemoryObserver.NONE;
 
+	/** The most bytes a request could ever be given, once read from the allocator: its device's or its budget's. */
+	private volatile long reach = -1;
 
-	Reservation(StratifiedMemoryPool pool, PoolConfig config, Tiers tiers, Upkeep upkeep, PoolCounters counters,
-			AcquireSites sites) {
+	/** {@code pool}: the pool whose listeners are told, by name, kind and figures, never called back. */
+	Reservation(MemoryPool pool, MemoryAllocator allocator, PoolConfig config, Tiers tiers, Upkeep upkeep,
+			PoolCounters counters, AcquireSites sites) {
 		this.pool = pool;
+		this.allocator = allocator;
 		this.sites = sites;
-		this.collection = new LeakCollection(pool.name(), upkeep, counters);
 		this.tiers = tiers;
 		this.upkeep = upkeep;
 		this.counters = counters;
-		this.retries = config.oomRetries();
 		this.largestClass = config.sizeClasses().largest();
-		this.waiters = new MemoryWaiters(counters);
+		this.chain = new OutOfMemoryChain<>(pool.name(), this, counters, config.oomRetries());
 	}
 
 	void addListener(PoolListener listener) {
@@ -81,9 +79,7 @@ final class Reservation {
 
 	/** Wakes the first acquire in line, if any: memory came back. */
 	void memoryReturned() {
-		if (this.waiters.any()) {
-			this.waiters.memoryReturned();
-		}
+		this.chain.memoryReturned();
 	}
 
 	/**
@@ -102,7 +98,7 @@ final class Reservation {
 		long start = System.nanoTime();
 		Throwable failure = null;
 		try {
-			Block block = reserveOrWait(classIndex, size, waitNanos, home);
+			Block block = this.chain.obtain(new Miss(classIndex, size, home), waitNanos);
 			this.counters.countUse(classIndex, true);
 			grew();
 			return block;
@@ -118,49 +114,95 @@ final class Reservation {
 		}
 	}
 
-	private Block reserveOrWait(int classIndex, long size, long waitNanos, int home) {
-		GpuOutOfMemoryException[] refusal = { null };
-		Block block = (waitNanos == 0 || !this.waiters.any()) ? retried(classIndex, size, home, refusal, true) : null;
-		if (block == null && waitNanos == 0 && !hopeless(refusal[0]) && this.upkeep.pendingBytes() > 0) {
-			block = afterStreamWork(classIndex, size, home, refusal);
+	@Override
+	public GpuOutOfMemoryException beyondReach(long bytes) {
+		long reach = this.reach;
+		if (reach < 0) {
+			long limit = this.allocator.limitBytes();
+			long capacity = this.allocator.memoryInfo().totalBytes();
+			reach = (limit >= 0) ? Math.min(limit, capacity) : capacity;
+			this.reach = reach;
 		}
-		boolean waits = block == null && waitNanos > 0 && (refusal[0] == null || !hopeless(refusal[0]));
-		long start = System.nanoTime();
-		if (waits) {
-			block = this.waiters.await(waitNanos, (freeing) -> {
-				this.pool.checkOpen();
-				boolean back = this.upkeep.takeBack();
-				Block returned = this.tiers.cached(classIndex, size, home, true);
-				return (returned != null) ? returned
-						: retried(classIndex, size, home, refusal, freeing || back);
-			});
+		if (bytes <= reach) {
+			return null;
 		}
-		if (block == null && refusal[0] == null) {
-			block = retried(classIndex, size, home, refusal, true);
+		return new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(this.allocator.kind(), bytes,
+				this.allocator.memoryInfo(), this.allocator.limitBytes(), "larger than the device or the budget"));
+	}
+
+	/**
+	 * Takes back the blocks that came back late, then frees the listeners' way, or where they freed nothing (none
+	 * may free anything: an observer) by trimming the tiers, first by what the request needs, then of everything.
+	 * Counts the bytes a trim moved into the arena's free spans, where the retry can cut them.
+	 */
+	@Override
+	public long free(long bytes, int attempt) {
+		if (this.pool.isClosed()) {
+			return 0;
 		}
-		if (block == null && !hopeless(refusal[0])) {
-			block = collected(classIndex, size, home, refusal);
+		this.upkeep.takeBack();
+		long freed = 0;
+		for (PoolListener listener : this.listeners) {
+			freed += listener.outOfMemory(this.pool, bytes, attempt);
 		}
-		else if (block != null) {
-			this.collection.served();
+		long cached = this.tiers.cachedBytes();
+		if (freed > 0 || cached == 0) {
+			return freed;
 		}
-		if (block != null) {
-			return block;
-		}
+		long aboveArena = this.tiers.cachedAboveArena();
+		long keep = (attempt == 0) ? Math.max(0, cached - bytes) : 0;
+		long released = this.tiers.trim(keep, 0);
+		this.sites.history().trimmed(keep, released, false);
+		return released + Math.max(0, aboveArena - this.tiers.cachedAboveArena());
+	}
+
+	@Override
+	public long pendingBytes() {
+		return this.upkeep.pendingBytes();
+	}
+
+	@Override
+	public boolean awaitStreamWork() {
+		return this.upkeep.awaitPending();
+	}
+
+	@Override
+	public boolean reclaimsLeaks() {
+		return !this.pool.isClosed() && this.upkeep.reclaimsLeaks();
+	}
+
+	/** Bytes of the pool's blocks in use: lent, and not closed after stream work still to run. */
+	@Override
+	public long lentBytes() {
+		return this.tiers.reservedBytes() - this.tiers.cachedBytes() - this.upkeep.pendingBytes();
+	}
+
+	@Override
+	public void awaitLeaks(long timeoutMillis) throws InterruptedException {
+		this.upkeep.awaitLeaks(timeoutMillis);
+	}
+
+	@Override
+	public long leaks() {
+		return this.counters.leaks();
+	}
+
+	@Override
+	public GpuOutOfMemoryException refuse(Refusal refusal) {
 		this.counters.countAllocationFailure();
-		PoolStatistics.Segments segments = this.pool.statistics().segments();
-		OutOfMemoryDiagnostic diagnostic = refusal[0].diagnostic()
-			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.pool.cachedBytes(), this.largestClass)
+		PoolStatistics.Segments segments = this.tiers.statistics(this.pool.name(), this.pool.kind()).segments();
+		OutOfMemoryDiagnostic diagnostic = refusal.last().diagnostic()
+			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.tiers.cachedBytes(), this.largestClass)
 			.withHolders(segments.largestFreeBlock(), segments.addressBytes(), this.sites.top(TOP_HOLDERS));
-		if (waits) {
-			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start));
+		if (refusal.waitedNanos() >= 0) {
+			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(refusal.waitedNanos()));
 		}
-		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal[0]);
-		this.sites.history().outOfMemory(size, failure.getMessage());
+		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal.last());
+		this.sites.history().outOfMemory(refusal.bytes(), failure.getMessage());
 		for (PoolListener listener : this.listeners) {
 			tell(listener, diagnostic);
 		}
-		throw failure;
+		return failure;
 	}
 
 	/** Tells {@code listener} of a failure; one that fails itself is logged, and hides nothing. */
@@ -173,81 +215,41 @@ final class Reservation {
 		}
 	}
 
-	/** Whether no memory given back could serve the refused request: it is larger than the device or the budget. */
-	private static boolean hopeless(GpuOutOfMemoryException refusal) {
-		return refusal.diagnostic().exceedsCapacity();
-	}
+	/** A request of {@code size} bytes of a class (-1 above the top) from stripe {@code home} that missed the tiers. */
+	private final class Miss implements OutOfMemoryChain.Request<Block> {
 
-	/** Bytes of the pool's blocks in use: lent, and not closed after stream work still to run. */
-	private long lentBytes() {
-		return this.pool.reservedBytes() - this.pool.cachedBytes() - this.upkeep.pendingBytes();
-	}
+		private final int classIndex;
 
-	/**
-	 * A block from the allocator, tried again after freeing memory while the retries last and something was
-	 * freed, where {@code freeing} allows it; null, with the allocator's last refusal kept, when refused.
-	 */
-	private Block retried(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal, boolean freeing) {
-		for (int attempt = 0;; attempt++) {
-			try {
-				return this.tiers.allocate(classIndex, size, home);
+		private final long size;
+
+		private final int home;
+
+		Miss(int classIndex, long size, int home) {
+			this.classIndex = classIndex;
+			this.size = size;
+			this.home = home;
+		}
+
+		@Override
+		public long bytes() {
+			return this.size;
+		}
+
+		@Override
+		public Block allocate() {
+			return Reservation.this.tiers.allocate(this.classIndex, this.size, this.home);
+		}
+
+		/** @throws IllegalStateException once the pool is closed */
+		@Override
+		public Block returned() {
+			if (Reservation.this.pool.isClosed()) {
+				throw new IllegalStateException("pool '" + Reservation.this.pool.name() + "' is closed");
 			}
-			catch (GpuOutOfMemoryException ex) {
-				if (!freeing || attempt >= this.retries || hopeless(ex) || makeRoom(size, attempt) == 0) {
-					refusal[0] = ex;
-					return null;
-				}
-			}
-			catch (RuntimeException ex) {
-				this.counters.countAllocationFailure();
-				throw ex;
-			}
+			Reservation.this.upkeep.takeBack();
+			return Reservation.this.tiers.cached(this.classIndex, this.size, this.home, true);
 		}
-	}
 
-	/**
-	 * For an acquire that may not wait: waits for the work of the buffers closed after a stream so far, as long
-	 * as it takes (as PyTorch synchronizes their events before it gives up), and retries if any came back. An
-	 * acquire that may wait takes them back as their work completes, in line ({@link MemoryWaiters}).
-	 */
-	private Block afterStreamWork(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
-		this.counters.countStreamWait();
-		return this.upkeep.awaitPending() ? retried(classIndex, size, home, refusal, true) : null;
-	}
-
-	/**
-	 * The last resort before a failure, where leak detection brings buffers dropped without close back and
-	 * something is lent: a garbage collection ({@link LeakCollection}), retrying each time it brought some back.
-	 */
-	private Block collected(int classIndex, long size, int home, GpuOutOfMemoryException[] refusal) {
-		long lent = lentBytes();
-		return (this.pool.isClosed() || !this.upkeep.reclaimsLeaks() || lent <= 0) ? null
-				: this.collection.collect(lent, () -> retried(classIndex, size, home, refusal, true));
-	}
-
-	/**
-	 * Frees memory for a refused request of {@code size} bytes before retry {@code attempt} (from 0): takes back
-	 * the blocks that came back late, then the listeners' way, or where they freed nothing (none may free
-	 * anything: an observer) by trimming the pool, first by what the request needs, then of everything.
-	 * @return the bytes freed, counting those a trim moved into the arena's free spans, where the retry can cut
-	 * them; 0 when nothing could be freed, and retrying is pointless
-	 */
-	private long makeRoom(long size, int attempt) {
-		if (this.pool.isClosed()) {
-			return 0;
-		}
-		this.upkeep.takeBack();
-		long freed = 0;
-		for (PoolListener listener : this.listeners) {
-			freed += listener.outOfMemory(this.pool, size, attempt);
-		}
-		long cached = this.pool.cachedBytes();
-		if (freed > 0 || cached == 0) {
-			return freed;
-		}
-		long aboveArena = this.tiers.cachedAboveArena();
-		long released = this.pool.trim((attempt == 0) ? Math.max(0, cached - size) : 0);
-		return released + Math.max(0, aboveArena - this.tiers.cachedAboveArena());
 	}
 
 }

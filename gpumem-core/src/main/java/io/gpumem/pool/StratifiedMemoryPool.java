@@ -77,7 +77,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		AcquireSites sites = new AcquireSites(this.history);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
 		this.upkeep = new Upkeep(this.history, this.leaks, this::release, this.tiers, config.idleTrimAfter());
-		this.reservation = new Reservation(this, config, this.tiers, this.upkeep, this.counters, sites);
+		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters, sites);
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);

@@ -89,6 +89,7 @@ class ExpandableSegmentsTest {
 			long reserved = pool.reservedBytes();
 			assertThat(reserved).isEqualTo(40L << 20).isEqualTo(used(backend));
 			assertThatThrownBy(() -> pool.acquire(30L << 20)).isInstanceOf(GpuOutOfMemoryException.class)
+				.hasMessageContaining("tried to allocate 30.00 MiB")
 				.hasMessageContaining("Its expandable segments reserve 64.00 MiB of addresses");
 			PoolStatistics.Segments segments = pool.statistics().segments();
 			assertThat(segments.segmentBytes()).isEqualTo(reserved);

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.recovery;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -30,9 +30,9 @@ final class MemoryWaiters {
 	/** Buffers that came back while someone waited: a try after one may have memory freed. */
 	private final AtomicInteger returns = new AtomicInteger();
 
-	private final PoolCounters counters;
+	private final RecoveryCounters counters;
 
-	MemoryWaiters(PoolCounters counters) {
+	MemoryWaiters(RecoveryCounters counters) {
 		this.counters = counters;
 	}
 
@@ -55,9 +55,9 @@ final class MemoryWaiters {
 	 * argument says whether the try may have memory freed.
 	 * @return the block, or null when the wait ran out (or the thread was interrupted)
 	 */
-	Block await(long nanos, Function<Boolean, Block> attempt) {
+	<B> B await(long nanos, Function<Boolean, B> attempt) {
 		long start = System.nanoTime();
-		Block block = null;
+		B block = null;
 		boolean ended = false;
 		this.counters.countWait();
 		this.waiting.incrementAndGet();
@@ -72,7 +72,7 @@ final class MemoryWaiters {
 		}
 	}
 
-	private Block inLine(long end, long nanos, Function<Boolean, Block> attempt) {
+	private <B> B inLine(long end, long nanos, Function<Boolean, B> attempt) {
 		try {
 			if (!this.line.tryLock(nanos, TimeUnit.NANOSECONDS)) {
 				return null;
@@ -87,7 +87,7 @@ final class MemoryWaiters {
 			int seen = this.returns.get();
 			boolean freeing = true;
 			for (int poll = 1;; poll++) {
-				Block block = attempt.apply(freeing);
+				B block = attempt.apply(freeing);
 				if (block != null) {
 					return block;
 				}

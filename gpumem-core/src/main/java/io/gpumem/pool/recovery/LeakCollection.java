@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.recovery;
 
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
@@ -16,7 +16,7 @@ import io.gpumem.memory.ByteSizes;
  */
 final class LeakCollection {
 
-	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+	private static final System.Logger LOGGER = System.getLogger("io.gpumem.pool.StratifiedMemoryPool");
 
 	private static final int WAITS = 9;
 
@@ -24,9 +24,9 @@ final class LeakCollection {
 
 	private final String pool;
 
-	private final Upkeep upkeep;
+	private final MemorySource source;
 
-	private final PoolCounters counters;
+	private final RecoveryCounters counters;
 
 	/** Whether acquires are asking the garbage collector for memory: logged when it begins. */
 	private volatile boolean collecting;
@@ -36,9 +36,9 @@ final class LeakCollection {
 
 	private boolean lastFound = true;
 
-	LeakCollection(String pool, Upkeep upkeep, PoolCounters counters) {
+	LeakCollection(String pool, MemorySource source, RecoveryCounters counters) {
 		this.pool = pool;
-		this.upkeep = upkeep;
+		this.source = source;
 		this.counters = counters;
 	}
 
@@ -53,7 +53,7 @@ final class LeakCollection {
 	 * Collects, with {@code lent} bytes lent, and calls {@code retry} after each wait that brought buffers back.
 	 * @return the block a retry got, or null
 	 */
-	synchronized Block collect(long lent, Supplier<Block> retry) {
+	synchronized <B> B collect(long lent, Supplier<B> retry) {
 		long arrived = System.nanoTime();
 		if (this.lastEnd - arrived > 0) {
 			return this.lastFound ? retry.get() : null;
@@ -68,15 +68,15 @@ final class LeakCollection {
 					+ "garbage collector for buffers dropped without close() (logged once until an acquire "
 					+ "succeeds without it)", this.pool, ByteSizes.format(lent));
 		}
-		long before = this.counters.leaks();
+		long before = this.source.leaks();
 		long seen = before;
-		Block block = null;
+		B block = null;
 		System.gc();
 		try {
 			for (int wait = 0; wait < WAITS && block == null; wait++) {
-				this.upkeep.awaitLeaks(1L << wait);
-				if (this.counters.leaks() > seen) {
-					seen = this.counters.leaks();
+				this.source.awaitLeaks(1L << wait);
+				if (this.source.leaks() > seen) {
+					seen = this.source.leaks();
 					block = retry.get();
 				}
 			}
