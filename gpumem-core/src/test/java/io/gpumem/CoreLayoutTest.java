@@ -1,10 +1,8 @@
 package io.gpumem;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.net.URISyntaxException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,7 +14,6 @@ import java.util.TreeSet;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.spi.ToolProvider;
-import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -27,8 +24,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * The core's layout stays one a reader can follow: no cycle between its packages, as {@code jdeps} reads the
- * compiled classes, and classes small enough to read whole (the pool's at most 300 lines, any other at most
- * 400, the JCuda binding excepted).
+ * compiled classes.
  */
 class CoreLayoutTest {
 
@@ -55,24 +51,6 @@ class CoreLayoutTest {
 		for (String from : uses.keySet()) {
 			assertThat(reachable(uses, from)).as("packages %s reaches", from).doesNotContain(from);
 		}
-	}
-
-	@Test
-	void everyClassFitsItsLimit() throws IOException {
-		Path sources = Path.of("src/main/java/io/gpumem");
-		assumeTrue(Files.isDirectory(sources), "the sources are not beside the tests");
-		List<String> tooLong = new ArrayList<>();
-		try (Stream<Path> files = Files.walk(sources)) {
-			for (Path file : files.filter((path) -> path.toString().endsWith(".java")).toList()) {
-				long lines = Files.readAllLines(file).size();
-				long limit = file.getParent().endsWith("pool") ? 300
-						: file.getFileName().toString().equals("JCudaBinding.java") ? Long.MAX_VALUE : 400;
-				if (lines > limit) {
-					tooLong.add(sources.relativize(file) + ": " + lines + " lines, at most " + limit);
-				}
-			}
-		}
-		assertThat(tooLong).isEmpty();
 	}
 
 	private static Set<String> reachable(Map<String, Set<String>> uses, String from) {

@@ -11,11 +11,11 @@ import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.BufferRecording;
-import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 /** Something the {@link ServiceWorkload} takes its buffers from: gpumem's pool, Netty's, or the backend alone. */
 abstract class Lender implements AutoCloseable {

@@ -24,12 +24,12 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.BufferRecording;
-import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 /**
  * One acquire and release of a buffer: gpumem's pool hit, against Netty's pooled direct buffers (with

@@ -11,8 +11,8 @@ import tools.jackson.databind.json.JsonMapper;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.pool.HistoryReplay;
 import io.gpumem.pool.PoolConfig;
-import io.gpumem.pool.PoolHistory;
 import io.gpumem.pool.PoolPreset;
+import io.gpumem.pool.diagnostics.PoolHistory;
 
 /**
  * Replays a pool's recorded history (what {@code GET /actuator/gpumem/{pool}/history} answers, recorded with

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Set;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 
 import io.gpumem.memory.AddressSpace;
@@ -47,21 +46,17 @@ final class Arena extends Padding implements Tier {
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
 	private volatile long segmentBytes;
 
-	/** The bytes every shard of the pool's arena holds, which this shard's add to. */
-	private final AtomicLong held;
-
 	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
 	private volatile long addressBytes;
 
 	/** An arena of the segments {@link SegmentSource} makes, a class's blocks apart where it {@code keeps} them. */
-	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, AtomicLong held, IntPredicate keeps,
+	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, IntPredicate keeps,
 			GranuleMapping.UnderWay unmaps) {
 		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
 		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator, this.source.step, unmaps)
 				: null;
 		this.counters = counters;
 		this.reserved = counters.reserved();
-		this.held = held;
 	}
 
 	/** The bytes a request of {@code bytes} takes in a segment. */
@@ -257,10 +252,14 @@ final class Arena extends Padding implements Tier {
 		}
 	}
 
+	/** Bytes held of the device: a recent value. */
+	long segmentBytes() {
+		return this.segmentBytes;
+	}
+
 	/** Counts {@code bytes} more held of the device (fewer where negative), under the lock. */
 	void hold(long bytes) {
 		this.segmentBytes += bytes;
-		this.held.addAndGet(bytes);
 	}
 
 	/** Adds a segment as one free span, and answers that span. */

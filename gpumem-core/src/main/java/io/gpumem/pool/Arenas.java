@@ -2,7 +2,6 @@ package io.gpumem.pool;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;
 
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -35,9 +34,6 @@ final class Arenas implements Tier {
 	/** Whether the free lists keep a class's blocks: those are cut from the first shard. */
 	private final IntPredicate keeps;
 
-	/** The bytes every shard holds of the device, read on every close. */
-	private final AtomicLong held = new AtomicLong();
-
 	/** The bytes every shard has taken out to unmap and not yet unmapped. */
 	private final GranuleMapping.UnderWay unmaps = new GranuleMapping.UnderWay();
 
@@ -50,7 +46,7 @@ final class Arenas implements Tier {
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
 		for (int i = 0; i < count; i++) {
-			this.shards[i] = new Arena(allocator, segmentStep, counters, this.held, keeps, this.unmaps);
+			this.shards[i] = new Arena(allocator, segmentStep, counters, keeps, this.unmaps);
 		}
 	}
 
@@ -188,7 +184,11 @@ final class Arenas implements Tier {
 
 	/** Bytes held of the device by every shard. */
 	long segmentBytes() {
-		return this.held.get();
+		long held = 0;
+		for (Arena shard : this.shards) {
+			held += shard.segmentBytes();
+		}
+		return held;
 	}
 
 	/** The memory held in pieces, shard by shard, each in the order made. */

@@ -6,15 +6,14 @@ import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
 
 import io.gpumem.memory.Allocation;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 
 /**
  * A block a pool holds from its allocator, lent out in turn to the buffers that wrap it. Nothing on the
  * hit path writes into a block but the leak watcher of a watched lend, which at level {@code simple}
- * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more, and the
- * {@link BufferRecording} of a recorded one (by default 1 MiB or more): such blocks are
+ * is every lend of a block of {@value LeakWatch#ALWAYS_WATCHED_BYTES} bytes or more: such blocks are
  * {@linkplain #of made} with 128 bytes of padding behind their fields, so that two threads lending
- * two of them never write one cache line. Smaller blocks, written on a sampled lend only (on every lend where
- * every buffer records its frames), stay compact.
+ * two of them never write one cache line. Smaller blocks, written on a sampled lend only, stay compact.
  */
 class Block {
 
@@ -39,11 +38,11 @@ class Block {
 	/** The span of the arena's segment this block is, or null for a block of its own allocation. */
 	final Span span;
 
-	/** Watches the buffer currently lending this block, while leak detection is on. */
+	/**
+	 * Watches the buffer currently lending this block, while leak detection is on: the block keeps it reachable for
+	 * as long as it is lent, which is what lets the garbage collector enqueue it.
+	 */
 	Leak leak;
-
-	/** The recorded lend of the buffer currently lending this block, with where it was acquired if kept. */
-	AcquireSites.Lend lend;
 
 	Block(Allocation allocation, int classIndex, Span span) {
 		this.allocation = allocation;
@@ -58,21 +57,11 @@ class Block {
 				: new Block(allocation, classIndex, span);
 	}
 
-	/**
-	 * Stops watching the buffer that lent this block, as it is closed or reclaimed: for leaks, and where it was
-	 * acquired; writes only if it was watched.
-	 * @return the buffer's lend, for its close to be recorded once the block is back; null where not recorded
-	 */
-	AcquireSites.Lend unwatch() {
+	/** Stops watching the buffer that lent this block for leaks, as it is closed; writes only if it was watched. */
+	void unwatch() {
 		if (this.leak != null) {
 			this.leak = null;
 		}
-		AcquireSites.Lend returned = this.lend;
-		if (returned != null) {
-			returned.returned();
-			this.lend = null;
-		}
-		return returned;
 	}
 
 	/**
@@ -91,12 +80,17 @@ class Block {
 		/** Where the buffer was acquired; null unless leak detection is paranoid. */
 		final Throwable site;
 
-		Leak(PooledBuffer buffer, Block block, int stripe, ReferenceQueue<PooledBuffer> queue, Throwable site) {
+		/** The buffer's recorded lend, or null. */
+		final PoolRecorder.Lend lend;
+
+		Leak(PooledBuffer buffer, Block block, int stripe, ReferenceQueue<PooledBuffer> queue, Throwable site,
+				PoolRecorder.Lend lend) {
 			super(buffer, queue);
 			this.block = block;
 			this.stripe = stripe;
 			this.requestedBytes = buffer.size();
 			this.site = site;
+			this.lend = lend;
 		}
 
 	}

@@ -10,6 +10,9 @@ import io.gpumem.allocator.BookkeepingAllocator;
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.MemoryEvent;
+import io.gpumem.pool.diagnostics.PoolHistory;
 
 /**
  * Replays a pool's recorded history against other pool settings and a device of a given capacity, as RMM's

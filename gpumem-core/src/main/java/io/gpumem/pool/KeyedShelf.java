@@ -79,7 +79,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 			this.tiers.countReturn(block, home);
 			return true;
 		}
-		this.pool.release(block, home);
+		this.pool.release(block, home, null);
 		return false;
 	}
 

@@ -150,11 +150,6 @@ final class LargeBlocks implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes of the blocks held, lent or cached: a recent value. */
-	long reservedBytes() {
-		return this.reserved.bytes();
-	}
-
 	private void free(Block block) {
 		this.blocks.remove(block);
 		synchronized (this) {

@@ -2,6 +2,8 @@ package io.gpumem.pool;
 
 import java.lang.ref.ReferenceQueue;
 
+import io.gpumem.pool.diagnostics.PoolRecorder;
+
 /**
  * Watches lent buffers for leaks at a pool's {@link LeakDetection} level: at {@code paranoid} every
  * buffer, with where it was acquired; at {@code simple} every buffer of {@value #ALWAYS_WATCHED_BYTES}
@@ -26,32 +28,32 @@ final class LeakWatch {
 
 	private final PoolCounters counters;
 
-	private final AcquireSites sites;
+	private final PoolRecorder recorder;
 
-	LeakWatch(LeakDetection level, PoolCounters counters, AcquireSites sites) {
+	LeakWatch(LeakDetection level, PoolCounters counters, PoolRecorder recorder) {
 		this.level = level;
 		this.counters = counters;
-		this.sites = sites;
+		this.recorder = recorder;
 	}
 
-	/** The history's sequence for an acquire of {@code bytes} about to take its block ({@link MemoryHistory#begin}). */
+	/** The recorder's number for an acquire of {@code bytes} about to take its block ({@link PoolRecorder#acquiring}). */
 	long begin(long bytes) {
-		return this.sites.history().begin(bytes);
+		return this.recorder.acquiring(bytes);
 	}
 
 	/**
 	 * Wraps a block in a buffer for its user, going back to stripe {@code home}, watched as the level
-	 * says and recorded as the pool's {@link BufferRecording} says, under the history's sequence {@code recorded}
-	 * ({@link MemoryHistory#begin}); {@code allocated} tells a block the pool has just allocated for this acquire.
+	 * says and recorded under the recorder's number {@code recorded} ({@link PoolRecorder#acquiring}) where that is
+	 * not -1; {@code allocated} tells a block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
 			boolean allocated, long recorded) {
-		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home);
-		this.sites.lent(block, bytes, recorded);
+		PoolRecorder.Lend lend = (recorded >= 0) ? this.recorder.lent(block, bytes, block.size, recorded) : null;
+		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home, lend);
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)
 					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
-			block.leak = new Block.Leak(buffer, block, home, this.queue, site);
+			block.leak = new Block.Leak(buffer, block, home, this.queue, site, lend);
 		}
 		return buffer;
 	}
@@ -97,9 +99,7 @@ final class LeakWatch {
 		if (!Block.LEAK.compareAndSet(block, leak, null)) {
 			return 0;
 		}
-		AcquireSites.Lend lend = block.unwatch();
-		release.release(block, leak.stripe);
-		AcquireSites.Lend.closed(lend, null);
+		release.release(block, leak.stripe, leak.lend);
 		this.counters.countLeak();
 		LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
 				+ pool + "' became unreachable without close(); its memory was reclaimed."

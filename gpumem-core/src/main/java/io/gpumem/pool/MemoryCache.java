@@ -2,6 +2,8 @@ package io.gpumem.pool;
 
 import java.util.Optional;
 
+import io.gpumem.pool.diagnostics.PoolHistory;
+
 /**
  * Memory kept ready to lend, which a trim gives back: a pool, or a cache over one (the reduction cache). What
  * the endpoint lists and trims, and what the meters and the health indicator read.

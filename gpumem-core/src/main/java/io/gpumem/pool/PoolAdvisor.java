@@ -5,6 +5,8 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.TreeSet;
 
+import io.gpumem.pool.diagnostics.PoolHistory;
+
 /**
  * Replays what a pool recorded (the sizes requested, the use and misses of each class, the peak of its
  * memory) against other settings, and advises the ones that would have done better.

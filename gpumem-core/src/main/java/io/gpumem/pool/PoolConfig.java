@@ -8,6 +8,8 @@ import java.util.TreeMap;
 
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 /**
  * The settings of a {@link StratifiedMemoryPool}: its ladder, warm-up, caps, trimming, retries and leak

@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.PoolRecorder;
+
 /**
  * Every segment a pool holds with its blocks in address order, and what each block is doing: the pool's memory
  * map, as PyTorch's memory snapshot draws it. Blocks above the top size class are segments of one block. The
@@ -24,15 +27,16 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 
 	/**
 	 * The map of {@code arena}'s segments, then of each of the {@code large} blocks: a block is cached where one
-	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise.
+	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise, acquired where
+	 * one of the {@code lends} kept says.
 	 */
 	static PoolSnapshot of(String pool, long reservedBytes, Arenas arena, LargeBlocks large, List<Tier> tiers,
-			Map<Block, Upkeep.Pending> pending) {
+			Map<Block, Upkeep.Pending> pending, Map<Object, PoolRecorder.Lend> lends) {
 		long now = System.nanoTime();
 		Map<Block, Long> cached = new IdentityHashMap<>();
 		tiers.forEach((tier) -> tier.collectCached(cached::put));
 		BiFunction<Block, Long, BlockView> view = (block, offset) -> view(block, offset, now, cached.get(block),
-				pending.get(block));
+				pending.get(block), lends.get(block));
 		List<SegmentView> segments = new ArrayList<>();
 		for (Span.Piece piece : arena.pieces()) {
 			List<BlockView> blocks = new ArrayList<>(piece.parts().size());
@@ -51,7 +55,8 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	 * A block at {@code offset} of its segment, cached at {@code cachedAt}, or waiting on stream work, or else lent,
 	 * as seen {@code now}.
 	 */
-	private static BlockView view(Block block, long offset, long now, Long cachedAt, Upkeep.Pending waiting) {
+	private static BlockView view(Block block, long offset, long now, Long cachedAt, Upkeep.Pending waiting,
+			PoolRecorder.Lend lend) {
 		if (cachedAt != null) {
 			return new BlockView(offset, block.size, State.CACHED, millis(now - cachedAt), null, List.of());
 		}
@@ -59,12 +64,11 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 			return new BlockView(offset, block.size, State.PENDING, millis(now - waiting.closedNanos()),
 					String.valueOf(waiting.stream()), List.of());
 		}
-		AcquireSites.Lend lend = block.lend;
 		if (lend == null) {
 			return new BlockView(offset, block.size, State.LENT, -1, null, List.of());
 		}
-		return new BlockView(offset, block.size, State.LENT, millis(now - lend.acquiredNanos),
-				(lend.stream != null) ? lend.stream.toString() : null, AcquireSites.frames(lend));
+		return new BlockView(offset, block.size, State.LENT, millis(now - lend.acquiredNanos()),
+				(lend.stream() != null) ? lend.stream().toString() : null, lend.frames());
 	}
 
 	private static long millis(long nanos) {

@@ -4,8 +4,9 @@ import java.lang.ref.Reference;
 
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.Allocation;
-import io.gpumem.memory.MemoryKind;
 import io.gpumem.memory.GpuDeviceFailedException;
+import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -21,11 +22,15 @@ public final class PooledBuffer extends GpuBuffer {
 	/** The stripe of the pool's free lists the block goes back to. */
 	private final int stripe;
 
+	/** The buffer's recorded lend, or null. */
+	private final PoolRecorder.Lend lend;
+
 	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
 	private Block block;
 
-	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, int stripe) {
+	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, int stripe, PoolRecorder.Lend lend) {
 		this.pool = pool;
+		this.lend = lend;
 		this.size = size;
 		this.kind = block.allocation.kind();
 		this.stripe = stripe;
@@ -72,9 +77,8 @@ public final class PooledBuffer extends GpuBuffer {
 		Block released = this.block;
 		if (released != null) {
 			this.block = null;
-			AcquireSites.Lend lend = released.unwatch();
-			this.pool.release(released, this.stripe);
-			AcquireSites.Lend.closed(lend, null);
+			released.unwatch();
+			this.pool.release(released, this.stripe, this.lend);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -98,7 +102,8 @@ public final class PooledBuffer extends GpuBuffer {
 		}
 		Block released = this.block;
 		this.block = null;
-		this.pool.releaseAfter(released, this.stripe, stream, event, released.unwatch());
+		released.unwatch();
+		this.pool.releaseAfter(released, this.stripe, stream, event, this.lend);
 		Reference.reachabilityFence(this);
 	}
 
@@ -119,7 +124,8 @@ public final class PooledBuffer extends GpuBuffer {
 		Block detached = this.block;
 		if (detached != null) {
 			this.block = null;
-			AcquireSites.Lend.closed(detached.unwatch(), null);
+			detached.unwatch();
+			owner.recordClose(this.lend);
 		}
 		Reference.reachabilityFence(this);
 		return detached;

@@ -1,9 +1,14 @@
 package io.gpumem.pool;
 
-/** Takes a block back into a pool on its user's behalf, onto stripe {@code stripe} of the free lists. */
+import io.gpumem.pool.diagnostics.PoolRecorder;
+
+/**
+ * Takes a block back into a pool on its user's behalf, onto stripe {@code stripe} of the free lists, and records the
+ * close of its buffer's {@code lend} (null where not recorded).
+ */
 @FunctionalInterface
 interface Release {
 
-	void release(Block block, int stripe);
+	void release(Block block, int stripe, PoolRecorder.Lend lend);
 
 }

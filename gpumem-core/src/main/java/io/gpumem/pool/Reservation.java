@@ -10,6 +10,7 @@ import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.pool.recovery.MemorySource;
 import io.gpumem.pool.recovery.OutOfMemoryChain;
 import io.gpumem.pool.recovery.Refusal;
@@ -40,7 +41,7 @@ final class Reservation implements MemorySource {
 
 	private final long largestClass;
 
-	private final AcquireSites sites;
+	private final PoolRecorder recorder;
 
 	private final OutOfMemoryChain<Block> chain;
 
@@ -53,10 +54,10 @@ final class Reservation implements MemorySource {
 
 	/** {@code pool}: the pool whose listeners are told, by name, kind and figures, never called back. */
 	Reservation(MemoryPool pool, MemoryAllocator allocator, PoolConfig config, Tiers tiers, Upkeep upkeep,
-			PoolCounters counters, AcquireSites sites) {
+			PoolCounters counters, PoolRecorder recorder) {
 		this.pool = pool;
 		this.allocator = allocator;
-		this.sites = sites;
+		this.recorder = recorder;
 		this.tiers = tiers;
 		this.upkeep = upkeep;
 		this.counters = counters;
@@ -94,7 +95,7 @@ final class Reservation implements MemorySource {
 				? observer.start(new MemoryOperation(MemoryOperation.Type.ACQUIRE, this.pool.name(), this.pool.kind(),
 						size))
 				: MemoryObserver.Span.NONE;
-		PoolEvents.Miss event = PoolEvents.missBegins();
+		Object event = this.recorder.missBegins();
 		long start = System.nanoTime();
 		Throwable failure = null;
 		try {
@@ -110,7 +111,7 @@ final class Reservation implements MemorySource {
 		finally {
 			this.counters.countMissNanos(System.nanoTime() - start);
 			span.end(failure);
-			PoolEvents.missEnds(event, this.pool, size, failure != null);
+			this.recorder.missEnded(event, this.pool.kind().name(), size, failure != null);
 		}
 	}
 
@@ -126,8 +127,11 @@ final class Reservation implements MemorySource {
 		if (bytes <= reach) {
 			return null;
 		}
-		return new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(this.allocator.kind(), bytes,
-				this.allocator.memoryInfo(), this.allocator.limitBytes(), "larger than the device or the budget"));
+		long limit = this.allocator.limitBytes();
+		String reason = (limit >= 0 && bytes > limit) ? "larger than the budget, refused at once"
+				: "larger than the device's capacity, refused at once";
+		return new GpuOutOfMemoryException(
+				OutOfMemoryDiagnostic.of(this.allocator.kind(), bytes, this.allocator.memoryInfo(), limit, reason));
 	}
 
 	/**
@@ -152,7 +156,7 @@ final class Reservation implements MemorySource {
 		long aboveArena = this.tiers.cachedAboveArena();
 		long keep = (attempt == 0) ? Math.max(0, cached - bytes) : 0;
 		long released = this.tiers.trim(keep, 0);
-		this.sites.history().trimmed(keep, released, false);
+		this.recorder.trimmed(keep, released, false);
 		return released + Math.max(0, aboveArena - this.tiers.cachedAboveArena());
 	}
 
@@ -193,12 +197,12 @@ final class Reservation implements MemorySource {
 		PoolStatistics.Segments segments = this.tiers.statistics(this.pool.name(), this.pool.kind()).segments();
 		OutOfMemoryDiagnostic diagnostic = refusal.last().diagnostic()
 			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.tiers.cachedBytes(), this.largestClass)
-			.withHolders(segments.largestFreeBlock(), segments.addressBytes(), this.sites.top(TOP_HOLDERS));
+			.withHolders(segments.largestFreeBlock(), segments.addressBytes(), this.recorder.holders(TOP_HOLDERS));
 		if (refusal.waitedNanos() >= 0) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(refusal.waitedNanos()));
 		}
 		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal.last());
-		this.sites.history().outOfMemory(refusal.bytes(), failure.getMessage());
+		this.recorder.outOfMemory(refusal.bytes(), failure.getMessage());
 		for (PoolListener listener : this.listeners) {
 			tell(listener, diagnostic);
 		}

@@ -12,6 +12,8 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.observation.MemoryObserver;
+import io.gpumem.pool.diagnostics.PoolHistory;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -57,7 +59,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private final DeviceHealth health;
 
-	private final MemoryHistory history;
+	private final PoolRecorder recorder;
 
 	private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -72,12 +74,14 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.ladder = config.sizeClasses();
 		this.config = config;
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
-		this.history = new MemoryHistory(this.name, config.history());
-		this.tiers = new Tiers(this.history.recording(allocator), config, this.counters);
-		AcquireSites sites = new AcquireSites(this.history);
-		this.leaks = new LeakWatch(config.leakDetection(), this.counters, sites);
-		this.upkeep = new Upkeep(this.history, this.leaks, this::release, this.tiers, config.idleTrimAfter());
-		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters, sites);
+		ReservedMemory reserved = new ReservedMemory(allocator);
+		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::bytes);
+		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
+		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
+		this.upkeep = new Upkeep(this.name, this.recorder, this.leaks, this::release, this.tiers,
+				config.idleTrimAfter());
+		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
+				this.recorder);
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);
@@ -196,7 +200,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		checkOpen();
 		this.upkeep.takeBack();
 		long released = this.tiers.trim(keepBytes, 0);
-		this.history.trimmed(keepBytes, released, false);
+		this.recorder.trimmed(keepBytes, released, false);
 		return released;
 	}
 
@@ -214,18 +218,18 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	@Override
 	public Optional<PoolAdvice> advice() {
 		PoolUsage usage = this.counters.usage(statistics(), this.ladder);
-		return Optional.of(this.history.log().map((log) -> PoolAdvisor.advise(usage, log, this.config))
+		return Optional.of(this.recorder.log().map((log) -> PoolAdvisor.advise(usage, log, this.config))
 			.orElseGet(() -> PoolAdvisor.advise(usage)));
 	}
 
 	@Override
 	public Optional<PoolSnapshot> snapshot() {
-		return Optional.of(this.tiers.snapshot(this.name, this.upkeep.pendingBlocks()));
+		return Optional.of(this.tiers.snapshot(this.name, this.upkeep.pendingBlocks(), this.recorder.lends()));
 	}
 
 	@Override
 	public Optional<PoolHistory> history() {
-		return Optional.of(this.history.read());
+		return Optional.of(this.recorder.read());
 	}
 
 	/** Bytes cached in all tiers: exact when no thread is acquiring or releasing, a recent value otherwise. */
@@ -274,15 +278,35 @@ public final class StratifiedMemoryPool implements MemoryPool {
 				+ ByteSizes.format(this.ladder.largest()) + "]";
 	}
 
-	/** Called by {@link PooledBuffer#close()}: the block goes back to its tier, from the stripe of the thread that took it. */
-	void release(Block block, int stripe) {
+	/**
+	 * Called by {@link PooledBuffer#close()}: the block goes back to its tier, from the stripe of the thread that took
+	 * it, and the close of its buffer's {@code lend} is recorded once it is back.
+	 */
+	void release(Block block, int stripe, PoolRecorder.Lend lend) {
+		if (lend != null) {
+			this.recorder.returned(lend);
+		}
 		this.tiers.giveBack(block, stripe);
 		this.reservation.memoryReturned();
+		if (lend != null) {
+			this.recorder.closed(lend, null);
+		}
 	}
 
 	/** Releases a block closed after stream work once its event completes, and records its close then. */
-	void releaseAfter(Block block, int stripe, GpuStream stream, GpuEvent event, AcquireSites.Lend lend) {
+	void releaseAfter(Block block, int stripe, GpuStream stream, GpuEvent event, PoolRecorder.Lend lend) {
+		if (lend != null) {
+			this.recorder.returned(lend);
+		}
 		this.upkeep.afterEvent(new Upkeep.Pending(block, stripe, stream, event, System.nanoTime(), lend));
+	}
+
+	/** Records the close of a buffer whose block the pool keeps otherwise than a close would (a shelf). */
+	void recordClose(PoolRecorder.Lend lend) {
+		if (lend != null) {
+			this.recorder.returned(lend);
+			this.recorder.closed(lend, null);
+		}
 	}
 
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */

@@ -7,6 +7,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 
 /**
  * A pool's tiers and the routes between them. A request's block is looked for in the tiers in order (its
@@ -28,6 +29,8 @@ final class Tiers {
 
 	private final LargeBlocks large;
 
+	private final ReservedMemory reserved;
+
 	private final FreeLists front;
 
 	/** The shelves of the pool's users, trimmed first. */
@@ -41,7 +44,9 @@ final class Tiers {
 
 	private boolean closed;
 
-	Tiers(MemoryAllocator allocator, PoolConfig config, PoolCounters counters) {
+	/** The tiers over {@code allocator}, which draws on {@code reserved}, the one count of the bytes they hold. */
+	Tiers(MemoryAllocator allocator, ReservedMemory reserved, PoolConfig config, PoolCounters counters) {
+		this.reserved = reserved;
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
@@ -245,13 +250,13 @@ final class Tiers {
 	}
 
 	/** The pool's memory map ({@link PoolSnapshot}); {@code pending}: the blocks closed after stream work. */
-	PoolSnapshot snapshot(String pool, Map<Block, Upkeep.Pending> pending) {
-		return PoolSnapshot.of(pool, reservedBytes(), this.arena, this.large, trimOrder(), pending);
+	PoolSnapshot snapshot(String pool, Map<Block, Upkeep.Pending> pending, Map<Object, PoolRecorder.Lend> lends) {
+		return PoolSnapshot.of(pool, reservedBytes(), this.arena, this.large, trimOrder(), pending, lends);
 	}
 
 	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */
 	long reservedBytes() {
-		return this.arena.segmentBytes() + this.large.reservedBytes();
+		return this.reserved.bytes();
 	}
 
 	/** Above the top class: the arena where its segments are ranges, which serve any size; else large blocks. */

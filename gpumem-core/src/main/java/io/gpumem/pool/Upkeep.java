@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.GpuDeviceFailedException;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -25,7 +26,7 @@ final class Upkeep {
 
 	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
 
-	private final MemoryHistory history;
+	private final PoolRecorder recorder;
 
 	private final String pool;
 
@@ -46,13 +47,14 @@ final class Upkeep {
 	private volatile boolean closed;
 
 	/**
-	 * The upkeep of the pool whose {@code history} it tells, whose late blocks go back through {@code release} and
+	 * The upkeep of pool {@code pool}, whose {@code recorder} it tells, whose late blocks go back through {@code release} and
 	 * whose {@code tiers} let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until
 	 * {@link #close()}.
 	 */
-	Upkeep(MemoryHistory history, LeakWatch leaks, Release release, Tiers tiers, Duration idleTrimAfter) {
-		this.history = history;
-		this.pool = history.pool();
+	Upkeep(String pool, PoolRecorder recorder, LeakWatch leaks, Release release, Tiers tiers,
+			Duration idleTrimAfter) {
+		this.recorder = recorder;
+		this.pool = pool;
 		this.leaks = leaks;
 		this.release = release;
 		this.tiers = tiers;
@@ -142,7 +144,7 @@ final class Upkeep {
 			return 0;
 		}
 		long released = this.tiers.trim(0, this.idleTrimNanos);
-		this.history.trimmed(0, released, true);
+		this.recorder.trimmed(0, released, true);
 		return released;
 	}
 
@@ -168,8 +170,10 @@ final class Upkeep {
 	/** Gives the block back once its work has run: closing the event waits for it. */
 	private void giveBack(Pending pending) {
 		pending.event.close();
-		this.release.release(pending.block, pending.stripe);
-		AcquireSites.Lend.closed(pending.lend, pending.stream);
+		this.release.release(pending.block, pending.stripe, null);
+		if (pending.lend != null) {
+			this.recorder.closed(pending.lend, pending.stream);
+		}
 	}
 
 	/**
@@ -201,7 +205,7 @@ final class Upkeep {
 	 * lend whose close is recorded then, or null.
 	 */
 	record Pending(Block block, int stripe, GpuStream stream, GpuEvent event, long closedNanos,
-			AcquireSites.Lend lend) {
+			PoolRecorder.Lend lend) {
 	}
 
 }

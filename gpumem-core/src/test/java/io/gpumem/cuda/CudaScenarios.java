@@ -332,7 +332,7 @@ abstract class CudaScenarios {
 			.satisfies((ex) -> {
 				assertThat(ex.diagnostic().capacityBytes()).isEqualTo(total);
 				assertThat(ex.diagnostic().requestedBytes()).isEqualTo(total + (1L << 30));
-				assertThat(ex.getMessage()).contains("CUDA_ERROR_OUT_OF_MEMORY");
+				assertThat(ex.getMessage()).contains("larger than the device's capacity, refused at once");
 			});
 		assertThat(this.device.reservedBytes()).isEqualTo(reservedBefore);
 		assertThat(this.device.statistics().allocationFailures()).isEqualTo(1);

@@ -8,13 +8,13 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.host.HostBackend;
-import io.gpumem.pool.BufferRecording;
-import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.OutOfMemoryObserver;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;

@@ -3,7 +3,6 @@ package io.gpumem.pool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.SplittableRandom;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.Test;
 
@@ -40,9 +39,7 @@ class ArenaTest {
 	private final PoolCounters counters = new PoolCounters(1, 1);
 
 	/** The bytes the arena holds of the allocator. */
-	private final AtomicLong held = new AtomicLong();
-
-	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, this.held,
+	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters,
 			(classIndex) -> false, new GranuleMapping.UnderWay());
 
 	@Test
@@ -190,26 +187,25 @@ class ArenaTest {
 	 */
 	@Test
 	void aRequestLiesAtTheBackOfItsFitWhereThatMapsFewerGranules() {
-		AtomicLong mapped = new AtomicLong();
-		Arena expandable = expandableArena(mapped);
+		Arena expandable = expandableArena();
 		Block first = expandable.allocate(0, 3 * MIB);
 		Block second = expandable.allocate(0, MIB);
 		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
-		assertThat(mapped.get()).as("the second granule, half lent").isEqualTo(GRANULE);
+		assertThat(expandable.segmentBytes()).as("the second granule, half lent").isEqualTo(GRANULE);
 		assertThat(expandable.shortfall(expandable.mapping(0, MIB))).as("nothing to map for a MiB").isZero();
 
 		Block placed = expandable.take(0, MIB, 0);
 		assertThat(placed).as("a mapped fit").isNotNull();
 		assertThat(placed.span.offset).as("the free half of the second granule").isEqualTo(GRANULE);
 		assertThat(placed.span.freeSince).as("as the span it was cut from").isEqualTo(5);
-		assertThat(mapped.get()).isEqualTo(GRANULE);
+		assertThat(expandable.segmentBytes()).isEqualTo(GRANULE);
 		placed.allocation.fill(0, MIB, (byte) 7);
 		assertThat(expandable.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(true, true);
 		expandable.giveBack(placed, 0, 0, false);
 		expandable.giveBack(second, 0, 0, false);
 		expandable.close();
-		assertThat(mapped.get()).isZero();
+		assertThat(expandable.segmentBytes()).isZero();
 	}
 
 	/**
@@ -218,8 +214,7 @@ class ArenaTest {
 	 */
 	@Test
 	void aRequestAtTheBackOfItsFitLeavesTheFreeGranulesBeforeItFree() {
-		AtomicLong mapped = new AtomicLong();
-		Arena expandable = expandableArena(mapped);
+		Arena expandable = expandableArena();
 		List<Block> blocks = new ArrayList<>();
 		for (long size : new long[] { GRANULE, GRANULE, GRANULE, GRANULE, MIB, MIB }) {
 			blocks.add(expandable.allocate(0, size));
@@ -230,17 +225,17 @@ class ArenaTest {
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
 		expandable.giveBack(blocks.get(2), 0, 0, false);
 		expandable.giveBack(blocks.get(4), 0, 0, false);
-		assertThat(mapped.get()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
+		assertThat(expandable.segmentBytes()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
 
 		assertThat(expandable.shortfall(expandable.mapping(0, 3 * MIB))).as("the third granule makes room for the fourth")
 			.isZero();
 		Block placed = expandable.allocate(0, 3 * MIB);
 		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
-		assertThat(mapped.get()).as("the fourth granule mapped for the third").isEqualTo(2 * GRANULE);
+		assertThat(expandable.segmentBytes()).as("the fourth granule mapped for the third").isEqualTo(2 * GRANULE);
 		expandable.giveBack(placed, 0, 0, false);
 		expandable.giveBack(blocks.get(5), 0, 0, false);
 		expandable.close();
-		assertThat(mapped.get()).isZero();
+		assertThat(expandable.segmentBytes()).isZero();
 	}
 
 	@Test
@@ -291,14 +286,14 @@ class ArenaTest {
 	}
 
 	/** An arena of expandable segments on the host backend, booking its spans in the same counters. */
-	private Arena expandableArena(AtomicLong mapped) {
-		return new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), GRANULE, this.counters, mapped,
+	private Arena expandableArena() {
+		return new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), GRANULE, this.counters,
 				(classIndex) -> false, new GranuleMapping.UnderWay());
 	}
 
 	/** Another arena of fixed segments, over {@code allocator}, booking its spans in the same counters. */
 	private Arena arena(MemoryAllocator allocator) {
-		return new Arena(allocator, SEGMENT, this.counters, new AtomicLong(), (classIndex) -> false,
+		return new Arena(allocator, SEGMENT, this.counters, (classIndex) -> false,
 				new GranuleMapping.UnderWay());
 	}
 
@@ -312,7 +307,7 @@ class ArenaTest {
 
 	/** The arena's pieces as the pool's statistics show them. */
 	private PoolStatistics.Segments segments() {
-		return PoolStatistics.Segments.of(this.arena.pieces(), this.held.get(), this.arena.cachedBytes(),
+		return PoolStatistics.Segments.of(this.arena.pieces(), this.arena.segmentBytes(), this.arena.cachedBytes(),
 				this.arena.addressBytes());
 	}
 

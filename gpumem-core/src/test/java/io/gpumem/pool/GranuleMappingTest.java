@@ -10,7 +10,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
@@ -52,9 +51,7 @@ class GranuleMappingTest {
 
 	private final PoolCounters counters = new PoolCounters(1, 1);
 
-	private final AtomicLong heldBytes = new AtomicLong();
-
-	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, this.heldBytes, (classIndex) -> false,
+	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, (classIndex) -> false,
 			new GranuleMapping.UnderWay());
 
 	private final ExecutorService other = Executors.newSingleThreadExecutor();
@@ -91,7 +88,7 @@ class GranuleMappingTest {
 		this.hold.resume.countDown();
 		Block grown = growing.get(10, TimeUnit.SECONDS);
 		grown.allocation.fill(0, grown.size, (byte) 7);
-		assertThat(this.heldBytes.get()).as("the first granule and the two the grown block maps")
+		assertThat(this.arena.segmentBytes()).as("the first granule and the two the grown block maps")
 			.isEqualTo(3 * GRANULE)
 			.isEqualTo(this.driver.usedBytes(0));
 		assertThat(this.counters.reservedBytes(0)).isEqualTo(MIB / 2 + MIB / 2 + 3 * MIB);
@@ -118,7 +115,7 @@ class GranuleMappingTest {
 		assertThat(trim.get(10, TimeUnit.SECONDS)).as("both granules").isEqualTo(2 * GRANULE);
 		Block block = request.get(10, TimeUnit.SECONDS);
 		block.allocation.fill(0, block.size, (byte) 7);
-		assertThat(this.heldBytes.get()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
+		assertThat(this.arena.segmentBytes()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
 		this.arena.giveBack(block, 0, 0, false);
 	}
 
@@ -135,7 +132,7 @@ class GranuleMappingTest {
 		this.hold.resume.countDown();
 		assertThat(trim.get(10, TimeUnit.SECONDS)).isEqualTo(2 * GRANULE);
 		blocks.add(request.get(10, TimeUnit.SECONDS));
-		assertThat(this.heldBytes.get()).isEqualTo(64 * MIB).isEqualTo(this.driver.usedBytes(0));
+		assertThat(this.arena.segmentBytes()).isEqualTo(64 * MIB).isEqualTo(this.driver.usedBytes(0));
 		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
 	}
 
@@ -163,7 +160,7 @@ class GranuleMappingTest {
 		assertThat(laterTrim).as("still unmapping").isNotDone();
 		this.secondHold.resume.countDown();
 		laterTrim.get(10, TimeUnit.SECONDS);
-		assertThat(this.heldBytes.get()).isEqualTo(62 * MIB).isEqualTo(this.driver.usedBytes(0));
+		assertThat(this.arena.segmentBytes()).isEqualTo(62 * MIB).isEqualTo(this.driver.usedBytes(0));
 		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
 	}
 

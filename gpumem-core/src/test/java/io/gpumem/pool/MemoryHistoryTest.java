@@ -16,7 +16,11 @@ import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.MemoryEvent.Type;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
+import io.gpumem.pool.diagnostics.MemoryEvent.Type;
+import io.gpumem.pool.diagnostics.MemoryEvent;
+import io.gpumem.pool.diagnostics.PoolHistory;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -8,6 +8,8 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;

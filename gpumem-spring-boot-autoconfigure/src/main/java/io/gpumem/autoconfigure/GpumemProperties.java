@@ -11,9 +11,9 @@ import org.springframework.boot.context.properties.ConfigurationProperties;
 import org.springframework.util.unit.DataSize;
 
 import io.gpumem.backend.BackendType;
-import io.gpumem.pool.BufferRecording;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolPreset;
+import io.gpumem.pool.diagnostics.BufferRecording;
 
 /**
  * Configuration of gpumem: the backend, the pools, the reduction cache, the pressure handler and leak

@@ -6,9 +6,9 @@ import org.springframework.boot.context.properties.source.InvalidConfigurationPr
 import org.springframework.core.env.Environment;
 import org.springframework.util.unit.DataSize;
 
-import io.gpumem.pool.HistoryConfig;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 /** Builds pool configurations from the properties of one pool, then the {@link GpumemPoolCustomizer}s. */
 final class PoolConfigs {

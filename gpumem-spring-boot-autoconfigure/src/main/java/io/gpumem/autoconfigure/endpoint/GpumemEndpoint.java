@@ -22,12 +22,12 @@ import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryCache;
-import io.gpumem.pool.PoolHistory;
 import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
-import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pool.diagnostics.PoolHistory;
 import io.gpumem.pressure.PressureHandler.Memory;
+import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureLevel;
 import io.gpumem.pressure.PressureStatistics;
 

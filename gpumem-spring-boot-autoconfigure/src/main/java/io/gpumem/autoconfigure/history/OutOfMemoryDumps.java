@@ -18,9 +18,9 @@ import tools.jackson.databind.json.JsonMapper;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.OutOfMemoryObserver;
-import io.gpumem.pool.PoolHistory;
 import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.diagnostics.PoolHistory;
 
 /**
  * Writes out-of-memory failures to {@code gpumem.history.oom-dump-dir}, each as one JSON file (the failure with

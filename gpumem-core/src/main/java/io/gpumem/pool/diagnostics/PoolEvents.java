@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.diagnostics;
 
 import jdk.jfr.Category;
 import jdk.jfr.DataAmount;
@@ -38,11 +38,11 @@ final class PoolEvents {
 	}
 
 	/** Ends a miss of {@code bytes} from {@code pool}, and records it. */
-	static void missEnds(Miss event, MemoryPool pool, long bytes, boolean failed) {
+	static void missEnds(Miss event, String pool, String kind, long bytes, boolean failed) {
 		event.end();
 		if (event.shouldCommit()) {
-			event.pool = pool.name();
-			event.kind = pool.kind().name();
+			event.pool = pool;
+			event.kind = kind;
 			event.bytes = bytes;
 			event.failed = failed;
 			event.commit();

@@ -1,9 +1,10 @@
-package io.gpumem.pool;
+package io.gpumem.pool.diagnostics;
 
 import java.security.CodeSource;
 import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HashMap;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -17,7 +18,7 @@ import io.gpumem.stream.StreamOrder;
 
 /**
  * Where a pool's lent buffers were acquired, as its {@link BufferRecording} asks: a recorded buffer's acquire and
- * close go into the pool's {@link MemoryHistory}, and the block of one whose frames are kept (all, or a sample by
+ * close go into the pool's {@link MemoryHistory}, and the lend of one whose frames are kept (all, or a sample by
  * bytes) keeps the stack of its acquire while it is lent (a {@link Throwable}, whose frames are read only when a
  * report needs them: a fraction of a {@link StackWalker} walk's cost), so that the largest holders can be named,
  * a sampled buffer counted for all it stands for, when an acquire fails.
@@ -57,19 +58,29 @@ final class AcquireSites {
 	}
 
 	/**
-	 * Records the lend of {@code block} to a buffer of {@code bytes} under the sequence {@link MemoryHistory#begin}
-	 * drew, keeping where it was acquired while it is lent where the recording keeps its frames
-	 * ({@link BufferRecording#framesEveryBytes}); nothing where the sequence was -1.
+	 * Records the lend of {@code block}, of {@code blockBytes}, to a buffer of {@code requestedBytes} under the number
+	 * {@link MemoryHistory#acquiring} drew, keeping where it was acquired while it is lent where the recording keeps
+	 * its frames ({@link BufferRecording#framesEveryBytes}).
 	 */
-	void lent(Block block, long bytes, long sequence) {
-		if (sequence >= 0) {
-			Lend lend = new Lend(this, bytes, block.size, StreamOrder.current(), weight(block.size));
-			if (lend.weight > 0) {
-				this.lent.add(lend);
-			}
-			block.lend = lend;
-			this.history.acquired(sequence, lend);
+	Lend lent(Object block, long requestedBytes, long blockBytes, long number) {
+		Lend lend = new Lend(this, block, requestedBytes, blockBytes, StreamOrder.current(), weight(blockBytes));
+		if (lend.weight > 0) {
+			this.lent.add(lend);
 		}
+		this.history.acquired(number, lend);
+		return lend;
+	}
+
+	/** The lends whose frames are kept, by their block. */
+	Map<Object, PoolRecorder.Lend> lends() {
+		Map<Object, PoolRecorder.Lend> lends = new IdentityHashMap<>();
+		this.lent.forEach((lend) -> {
+			Object block = lend.block;
+			if (block != null) {
+				lends.put(block, lend);
+			}
+		});
+		return lends;
 	}
 
 	/**
@@ -81,11 +92,6 @@ final class AcquireSites {
 			return 1;
 		}
 		return (this.draw.applyAsLong(this.framesEvery) < blockBytes) ? (double) this.framesEvery / blockBytes : 0;
-	}
-
-	/** The history the recorded buffers' acquires and closes go into. */
-	MemoryHistory history() {
-		return this.history;
 	}
 
 	/**
@@ -107,11 +113,6 @@ final class AcquireSites {
 			.sorted(Comparator.comparingLong(MemoryHolder::bytes).reversed())
 			.limit(count)
 			.toList();
-	}
-
-	/** Where a recorded buffer was acquired. */
-	static List<String> frames(Lend lend) {
-		return lend.frames();
 	}
 
 	/** The acquiring code: the first frames outside gpumem. */
@@ -157,9 +158,12 @@ final class AcquireSites {
 	 * A recorded buffer's lend: the stack of its acquire where its frames are kept, its number in the history, when
 	 * and on what stream it was acquired, and its bytes, kept while it is lent.
 	 */
-	static final class Lend extends Throwable {
+	static final class Lend extends Throwable implements PoolRecorder.Lend {
 
 		private final transient AcquireSites sites;
+
+		/** The block lent, a key the pool knows it by, while lent and its frames kept; null otherwise. */
+		transient Object block;
 
 		final long buffer;
 
@@ -178,9 +182,10 @@ final class AcquireSites {
 		/** The acquiring frames, once read; the stack itself is dropped then, as the history may keep the lend. */
 		private List<String> frames;
 
-		Lend(AcquireSites sites, long requestedBytes, long bytes, GpuStream stream, double weight) {
+		Lend(AcquireSites sites, Object block, long requestedBytes, long bytes, GpuStream stream, double weight) {
 			super("acquired here", null, false, weight > 0);
 			this.sites = sites;
+			this.block = (weight > 0) ? block : null;
 			this.buffer = sites.history.nextBuffer();
 			this.requestedBytes = requestedBytes;
 			this.bytes = bytes;
@@ -188,7 +193,21 @@ final class AcquireSites {
 			this.weight = weight;
 		}
 
-		synchronized List<String> frames() {
+		@Override
+		public long acquiredNanos() {
+			return this.acquiredNanos;
+		}
+
+		@Override
+		public GpuStream stream() {
+			return this.stream;
+		}
+
+		@Override
+		public synchronized List<String> frames() {
+			if (this.weight == 0) {
+				return List.of();
+			}
 			if (this.frames == null) {
 				this.frames = AcquireSites.frames(getStackTrace());
 				setStackTrace(new StackTraceElement[0]);
@@ -200,16 +219,7 @@ final class AcquireSites {
 		void returned() {
 			if (this.weight > 0) {
 				this.sites.lent.remove(this);
-			}
-		}
-
-		/**
-		 * Records the close of the buffer, once its block is back in the pool (so that a replay gives the memory
-		 * back no sooner than the pool did), or when it was closed after the work on {@code after}.
-		 */
-		static void closed(Lend lend, GpuStream after) {
-			if (lend != null) {
-				lend.sites.history.closed(lend.buffer, lend.requestedBytes, lend.bytes, after);
+				this.block = null;
 			}
 		}
 

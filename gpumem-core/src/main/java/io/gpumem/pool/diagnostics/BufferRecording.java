@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.diagnostics;
 
 /**
  * Which buffers a pool's history records: their acquire and close, and for those whose frames it keeps, the stack

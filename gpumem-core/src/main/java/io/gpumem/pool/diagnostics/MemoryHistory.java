@@ -1,24 +1,27 @@
-package io.gpumem.pool;
+package io.gpumem.pool.diagnostics;
 
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.LongSupplier;
 
 import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryHolder;
 import io.gpumem.stream.GpuStream;
 
 /**
- * A pool's bounded history: a ring of its last events ({@link MemoryEvent}), in constant memory, and the one
- * place its events are told, to the ring and to the flight recorder ({@link PoolEvents}). Recorded buffers'
- * acquires and closes come from {@link AcquireSites}; nothing else on the hit path records.
+ * A pool's {@link PoolRecorder}: a bounded history, a ring of its last events ({@link MemoryEvent}) in constant
+ * memory, and the one place its events are told, to the ring and to the flight recorder ({@link PoolEvents}).
+ * Recorded buffers' acquires and closes come from {@link AcquireSites}; nothing else on the hit path records.
  */
-final class MemoryHistory {
+final class MemoryHistory implements PoolRecorder {
 
 	private static final long START_MICROS = TimeUnit.MILLISECONDS.toMicros(System.currentTimeMillis());
 
@@ -34,23 +37,27 @@ final class MemoryHistory {
 
 	private final AtomicLong buffers = new AtomicLong();
 
-	/** Bytes the pool holds from its allocator, as its segments' events count them. */
-	private final AtomicLong reservedBytes = new AtomicLong();
+	/** Bytes the pool holds from its allocator, as the pool counts them. */
+	private final LongSupplier reservedBytes;
 
-	MemoryHistory(String pool, HistoryConfig config) {
+	private final AcquireSites sites;
+
+	MemoryHistory(String pool, HistoryConfig config, LongSupplier reservedBytes) {
 		this.pool = pool;
 		this.recording = config.buffers();
 		this.ring = new AtomicReferenceArray<>(config.events());
+		this.reservedBytes = reservedBytes;
+		this.sites = new AcquireSites(this);
 	}
 
-	/** {@code allocator}, telling each allocation and free of the pool's. */
-	MemoryAllocator recording(MemoryAllocator allocator) {
+	@Override
+	public MemoryAllocator recording(MemoryAllocator allocator) {
 		return new AllocatorDecorator(allocator) {
 
 			@Override
 			public Allocation allocate(long bytes) {
 				Allocation allocation = super.allocate(bytes);
-				record(MemoryEvent.Type.SEGMENT_ALLOCATED, bytes, 0, 0, reservedBytes.addAndGet(bytes), null, null);
+				record(MemoryEvent.Type.SEGMENT_ALLOCATED, bytes, 0, 0, reservedBytes.getAsLong(), null, null);
 				PoolEvents.segment(pool, bytes, true);
 				return allocation;
 			}
@@ -59,16 +66,11 @@ final class MemoryHistory {
 			public void free(Allocation allocation) {
 				long bytes = allocation.size();
 				super.free(allocation);
-				record(MemoryEvent.Type.SEGMENT_RELEASED, bytes, 0, 0, reservedBytes.addAndGet(-bytes), null, null);
+				record(MemoryEvent.Type.SEGMENT_RELEASED, bytes, 0, 0, reservedBytes.getAsLong(), null, null);
 				PoolEvents.segment(pool, bytes, false);
 			}
 
 		};
-	}
-
-	/** The pool's name. */
-	String pool() {
-		return this.pool;
 	}
 
 	/** Which buffers are recorded, and whose frames are kept. */
@@ -85,8 +87,46 @@ final class MemoryHistory {
 	 * The sequence of an acquire of {@code bytes} about to take its block, drawn before it does so that a replay
 	 * takes memory no later than the pool did; -1 where buffers of that size are not recorded.
 	 */
-	long begin(long bytes) {
+	@Override
+	public long acquiring(long bytes) {
 		return this.recording.records(bytes) ? nextSequence() : -1;
+	}
+
+	@Override
+	public Lend lent(Object block, long requestedBytes, long blockBytes, long number) {
+		return this.sites.lent(block, requestedBytes, blockBytes, number);
+	}
+
+	@Override
+	public void returned(Lend lend) {
+		((AcquireSites.Lend) lend).returned();
+	}
+
+	@Override
+	public void closed(Lend lend, GpuStream after) {
+		AcquireSites.Lend closed = (AcquireSites.Lend) lend;
+		record(MemoryEvent.Type.CLOSE, closed.requestedBytes, closed.bytes, closed.buffer,
+				this.reservedBytes.getAsLong(), after, null);
+	}
+
+	@Override
+	public List<MemoryHolder> holders(int count) {
+		return this.sites.top(count);
+	}
+
+	@Override
+	public Map<Object, Lend> lends() {
+		return this.sites.lends();
+	}
+
+	@Override
+	public Object missBegins() {
+		return PoolEvents.missBegins();
+	}
+
+	@Override
+	public void missEnded(Object miss, String kind, long bytes, boolean failed) {
+		PoolEvents.missEnds((PoolEvents.Miss) miss, this.pool, kind, bytes, failed);
 	}
 
 	private long nextSequence() {
@@ -95,27 +135,25 @@ final class MemoryHistory {
 
 	void acquired(long sequence, AcquireSites.Lend lend) {
 		record(sequence, MemoryEvent.Type.ACQUIRE, lend.requestedBytes, lend.bytes, lend.buffer,
-				this.reservedBytes.get(), lend.stream, lend);
-	}
-
-	void closed(long buffer, long bytes, long blockBytes, GpuStream after) {
-		record(MemoryEvent.Type.CLOSE, bytes, blockBytes, buffer, this.reservedBytes.get(), after, null);
+				this.reservedBytes.getAsLong(), lend.stream, lend);
 	}
 
 	/**
 	 * Tells of a trim down to {@code keepBytes} that released {@code releasedBytes}, if it released anything: the
 	 * out-of-memory path and the idle trim try often, mostly in vain.
 	 */
-	void trimmed(long keepBytes, long releasedBytes, boolean idle) {
+	@Override
+	public void trimmed(long keepBytes, long releasedBytes, boolean idle) {
 		if (releasedBytes > 0) {
-			record(MemoryEvent.Type.TRIM, releasedBytes, 0, 0, this.reservedBytes.get(), null, null);
+			record(MemoryEvent.Type.TRIM, releasedBytes, 0, 0, this.reservedBytes.getAsLong(), null, null);
 			PoolEvents.trimmed(this.pool, keepBytes, releasedBytes, idle);
 		}
 	}
 
 	/** Tells of an acquire of {@code bytes} that failed for want of memory, as {@code message} says. */
-	void outOfMemory(long bytes, String message) {
-		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes, 0, 0, this.reservedBytes.get(), null, null);
+	@Override
+	public void outOfMemory(long bytes, String message) {
+		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes, 0, 0, this.reservedBytes.getAsLong(), null, null);
 		PoolEvents.outOfMemory(this.pool, bytes, message);
 	}
 
@@ -123,14 +161,16 @@ final class MemoryHistory {
 	 * The history as a log of every buffer since the pool started, for a replay: where every buffer is recorded
 	 * and the ring has dropped no event.
 	 */
-	Optional<PoolHistory> log() {
+	@Override
+	public Optional<PoolHistory> log() {
 		PoolHistory history = read();
 		return (this.recording == BufferRecording.ALL && history.complete()) ? Optional.of(history)
 				: Optional.empty();
 	}
 
 	/** The events held, and whether they are all since the pool started (no lap of the ring overwrote any). */
-	PoolHistory read() {
+	@Override
+	public PoolHistory read() {
 		List<MemoryEvent> events = events();
 		return new PoolHistory(this.pool, this.next.get() <= this.ring.length(), events);
 	}
@@ -163,7 +203,7 @@ final class MemoryHistory {
 		if (this.ring.length() == 0) {
 			return;
 		}
-		long nanos = (lend != null) ? lend.acquiredNanos : System.nanoTime();
+		long nanos = (lend != null) ? lend.acquiredNanos() : System.nanoTime();
 		long micros = START_MICROS + (nanos - START_NANOS) / 1000;
 		Entry entry = new Entry(sequence, micros, type, bytes, blockBytes, buffer, reserved,
 				Thread.currentThread().getName(), stream, lend);
@@ -182,7 +222,7 @@ final class MemoryHistory {
 		MemoryEvent event() {
 			return new MemoryEvent(this.sequence, this.timeMicros, this.type, this.bytes, this.blockBytes,
 					this.buffer, this.reservedBytes, this.thread, (this.stream != null) ? this.stream.toString() : null,
-					(this.lend != null) ? AcquireSites.frames(this.lend) : List.of());
+					(this.lend != null) ? this.lend.frames() : List.of());
 		}
 
 	}

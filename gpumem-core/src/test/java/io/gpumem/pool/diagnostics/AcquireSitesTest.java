@@ -1,17 +1,14 @@
-package io.gpumem.pool;
+package io.gpumem.pool.diagnostics;
 
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Queue;
 
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryHolder;
-import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.MemoryEvent.Type;
+import io.gpumem.pool.diagnostics.MemoryEvent.Type;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
@@ -25,52 +22,47 @@ class AcquireSitesTest {
 
 	private static final long MIB = 1L << 20;
 
-	private final HostBackend backend = new HostBackend(64 * MIB);
+	private MemoryHistory history;
 
 	/** The numbers the sites draw, in turn: a buffer keeps its frames where the draw is below its bytes. */
 	private final Queue<Long> draws = new ArrayDeque<>();
 
 	private final List<Long> bounds = new ArrayList<>();
 
-	@AfterEach
-	void close() {
-		this.backend.close();
-	}
-
 	@Test
 	void aBufferBelowSixteenMebibytesKeepsItsFramesWithTheOddsOfItsBytesAndStandsForSixteenMebibytes() {
 		AcquireSites sites = sites(BufferRecording.LARGE);
 		this.draws.addAll(List.of(0L, MIB, 5 * MIB, MIB - 1));
-		List<Block> blocks = new ArrayList<>();
+		List<AcquireSites.Lend> lends = new ArrayList<>();
 		for (int i = 0; i < 4; i++) {
-			blocks.add(lend(sites, MIB));
+			lends.add(lend(sites, MIB));
 		}
 		assertThat(this.bounds).as("each drawn below 16 MiB").containsOnly(16 * MIB);
-		assertThat(blocks).extracting((block) -> block.lend.weight).containsExactly(16.0, 0.0, 0.0, 16.0);
+		assertThat(lends).extracting((lend) -> lend.weight).containsExactly(16.0, 0.0, 0.0, 16.0);
 		assertThat(sites.top(3)).singleElement().satisfies((holder) -> {
 			assertThat(holder).extracting(MemoryHolder::bytes, MemoryHolder::buffers, MemoryHolder::sampled)
 				.containsExactly(32 * MIB, 32L, true);
 			assertThat(holder.frames().get(0)).startsWith(getClass().getName() + ".lend(");
 			assertThat(holder.describe()).startsWith("about 32.00 MiB in about 32 buffers acquired at ");
 		});
-		assertThat(sites.history().read().events()).filteredOn((event) -> event.type() == Type.ACQUIRE)
+		assertThat(this.history.read().events()).filteredOn((event) -> event.type() == Type.ACQUIRE)
 			.as("every recorded buffer's acquire, with frames where kept")
 			.extracting((event) -> event.frames().isEmpty())
 			.containsExactly(false, true, true, false);
-		blocks.forEach(Block::unwatch);
+		lends.forEach(AcquireSites.Lend::returned);
 		assertThat(sites.top(3)).as("returned buffers hold nothing").isEmpty();
 	}
 
 	@Test
 	void aBufferOfSixteenMebibytesOrMoreAlwaysKeepsItsFramesAndCountsOnce() {
 		AcquireSites sites = sites(BufferRecording.LARGE);
-		Block block = lend(sites, 16 * MIB);
+		AcquireSites.Lend lend = lend(sites, 16 * MIB);
 		assertThat(this.bounds).as("nothing drawn").isEmpty();
 		assertThat(sites.top(3)).singleElement()
 			.extracting(MemoryHolder::bytes, MemoryHolder::buffers, MemoryHolder::sampled)
 			.containsExactly(16 * MIB, 1L, false);
 		assertThat(sites.top(3).get(0).describe()).startsWith("16.00 MiB in 1 buffer acquired at ");
-		block.unwatch();
+		lend.returned();
 	}
 
 	@Test
@@ -86,16 +78,16 @@ class AcquireSitesTest {
 	}
 
 	private AcquireSites sites(BufferRecording recording) {
-		return new AcquireSites(new MemoryHistory("sites", new HistoryConfig(recording, 100)), (bound) -> {
+		MemoryHistory history = new MemoryHistory("sites", new HistoryConfig(recording, 100), () -> 0);
+		this.history = history;
+		return new AcquireSites(history, (bound) -> {
 			this.bounds.add(bound);
 			return this.draws.remove();
 		});
 	}
 
-	private Block lend(AcquireSites sites, long bytes) {
-		Block block = new Block(this.backend.allocator(MemoryKind.DEVICE).allocate(bytes), 0, null);
-		sites.lent(block, bytes, sites.history().begin(bytes));
-		return block;
+	private AcquireSites.Lend lend(AcquireSites sites, long bytes) {
+		return sites.lent(new Object(), bytes, bytes, this.history.acquiring(bytes));
 	}
 
 }

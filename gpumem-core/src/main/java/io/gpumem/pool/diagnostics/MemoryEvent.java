@@ -1,9 +1,9 @@
-package io.gpumem.pool;
+package io.gpumem.pool.diagnostics;
 
 import java.util.List;
 
 /**
- * One event of a pool's history ({@link MemoryCache#history()}): a recorded buffer acquired or closed, a segment
+ * One event of a pool's history ({@code MemoryCache.history()}): a recorded buffer acquired or closed, a segment
  * allocated from or released to the allocator, a trim that released memory, an acquire that failed for want of it.
  *
  * @param sequence the event's number in the pool's history, from 0, nearly in the order the pool took and gave
