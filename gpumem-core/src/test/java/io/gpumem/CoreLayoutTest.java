@@ -1,68 +1,75 @@
 package io.gpumem;
 
-import java.io.PrintWriter;
-import java.io.StringWriter;
-import java.net.URISyntaxException;
-import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
-import java.util.Set;
-import java.util.TreeMap;
-import java.util.TreeSet;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
-import java.util.spi.ToolProvider;
-
+import com.tngtech.archunit.core.domain.JavaClasses;
+import com.tngtech.archunit.core.importer.ClassFileImporter;
+import com.tngtech.archunit.core.importer.ImportOption;
 import org.junit.jupiter.api.Test;
 
-import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
+import io.gpumem.pool.diagnostics.MemoryEvent;
+import io.gpumem.pool.diagnostics.PoolHistory;
+import io.gpumem.pool.diagnostics.PoolRecorder;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
+import static com.tngtech.archunit.base.DescribedPredicate.not;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.belongToAnyOf;
+import static com.tngtech.archunit.core.domain.JavaClass.Predicates.resideInAPackage;
+import static com.tngtech.archunit.lang.syntax.ArchRuleDefinition.noClasses;
+import static com.tngtech.archunit.library.dependencies.SlicesRuleDefinition.slices;
 
 /**
- * The core's layout stays one a reader can follow: no cycle between its packages, as {@code jdeps} reads the
- * compiled classes.
+ * The core's layout, a package per concern with dependencies that run one way: the pool and its tiers on top, the
+ * arena, out-of-memory recovery and diagnostics beneath it, replay and advice beside it. A rule a line; a broken one
+ * names the classes and the dependency that break it.
  */
 class CoreLayoutTest {
 
-	private static final Pattern PACKAGE_EDGE = Pattern
-		.compile("^\\s+(io\\.gpumem[\\w.]*)\\s+->\\s+(io\\.gpumem[\\w.]*)\\s", Pattern.MULTILINE);
+	private static final JavaClasses CORE = new ClassFileImporter()
+		.withImportOption(ImportOption.Predefined.DO_NOT_INCLUDE_TESTS)
+		.importPackages("io.gpumem");
+
+	private static final String POOL = "io.gpumem.pool";
 
 	@Test
-	void noPackageDependsOnItselfThroughAnother() throws URISyntaxException {
-		Optional<ToolProvider> jdeps = ToolProvider.findFirst("jdeps");
-		assumeTrue(jdeps.isPresent(), "this runtime has no jdeps");
-		Path classes = Path.of(StratifiedMemoryPool.class.getProtectionDomain().getCodeSource().getLocation().toURI());
-		StringWriter out = new StringWriter();
-		int exit = jdeps.get().run(new PrintWriter(out), new PrintWriter(new StringWriter()), "-verbose:package",
-				classes.toString());
-		assertThat(exit).as("jdeps: %s", out).isZero();
-		Map<String, Set<String>> uses = new TreeMap<>();
-		Matcher edge = PACKAGE_EDGE.matcher(out.toString());
-		while (edge.find()) {
-			if (!edge.group(1).equals(edge.group(2))) {
-				uses.computeIfAbsent(edge.group(1), (from) -> new TreeSet<>()).add(edge.group(2));
-			}
-		}
-		assertThat(uses).as("packages read from jdeps").containsKeys("io.gpumem.pool", "io.gpumem.device");
-		for (String from : uses.keySet()) {
-			assertThat(reachable(uses, from)).as("packages %s reaches", from).doesNotContain(from);
-		}
+	void noPackageDependsOnItselfThroughAnother() {
+		slices().matching("io.gpumem.(**)").should().beFreeOfCycles().check(CORE);
 	}
 
-	private static Set<String> reachable(Map<String, Set<String>> uses, String from) {
-		Set<String> reached = new TreeSet<>();
-		List<String> next = new ArrayList<>(uses.getOrDefault(from, Set.of()));
-		while (!next.isEmpty()) {
-			String pkg = next.remove(next.size() - 1);
-			if (reached.add(pkg)) {
-				next.addAll(uses.getOrDefault(pkg, Set.of()));
-			}
-		}
-		return reached;
+	@Test
+	void theArenaKnowsNothingOfThePoolAboveIt() {
+		noClasses().that().resideInAPackage(POOL + ".arena").should().dependOnClassesThat()
+			.resideInAnyPackage(POOL, POOL + ".recovery", POOL + ".diagnostics", POOL + ".advice").check(CORE);
+	}
+
+	@Test
+	void outOfMemoryRecoveryKnowsNothingOfThePoolsBlocks() {
+		noClasses().that().resideInAPackage(POOL + ".recovery").should().dependOnClassesThat()
+			.resideInAnyPackage(POOL, POOL + ".arena", POOL + ".diagnostics", POOL + ".advice").check(CORE);
+	}
+
+	@Test
+	void diagnosticsKnowNothingOfThePoolTheyRecord() {
+		noClasses().that().resideInAPackage(POOL + ".diagnostics").should().dependOnClassesThat()
+			.resideInAnyPackage(POOL, POOL + ".arena", POOL + ".recovery", POOL + ".advice").check(CORE);
+	}
+
+	@Test
+	void thePoolRecordsThroughTheRecorderInterfaceOnly() {
+		noClasses().that().resideInAPackage(POOL).should().dependOnClassesThat(resideInAPackage(POOL + ".diagnostics")
+			.and(not(belongToAnyOf(PoolRecorder.class, BufferRecording.class, HistoryConfig.class, MemoryEvent.class,
+					PoolHistory.class))))
+			.check(CORE);
+	}
+
+	@Test
+	void replayAndAdviceStayOutsideTheLendingPackage() {
+		noClasses().that().resideInAnyPackage(POOL, POOL + ".arena", POOL + ".recovery", POOL + ".diagnostics")
+			.should().dependOnClassesThat().resideInAPackage(POOL + ".advice").check(CORE);
+	}
+
+	@Test
+	void theCoreNeverImportsSpring() {
+		noClasses().should().dependOnClassesThat().resideInAPackage("org.springframework..").check(CORE);
 	}
 
 }

@@ -9,9 +9,9 @@ import java.util.logging.Logger;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.gpumem.memory.ByteSizes;
-import io.gpumem.pool.HistoryReplay;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
+import io.gpumem.pool.advice.HistoryReplay;
 import io.gpumem.pool.diagnostics.PoolHistory;
 
 /**

@@ -10,14 +10,6 @@ package io.gpumem.pool;
  */
 final class CachePolicy {
 
-	/**
-	 * Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena, cut to
-	 * the request's size. A class caches about what it used lately ({@link #sweepReturns}); its blocks, lent or
-	 * cached, are all cut from the arena's first shard: kept small, as Netty's thread caches
-	 * ({@code maxCachedBufferCapacity}) and jemalloc's ({@code tcache_max}) keep at most 32 KiB.
-	 */
-	static final long FRONT_LIMIT = 64L << 10;
-
 	/** Returns to the free lists, all stripes together, between two sweeps of a stripe ({@link #sweepReturns}). */
 	private static final int SWEEP_RETURNS = 256;
 
@@ -44,7 +36,7 @@ final class CachePolicy {
 		this.maxBuffers = new long[classes];
 		int frontClasses = 0;
 		for (int c = 0; c < classes; c++) {
-			this.front[c] = ladder.size(c) <= FRONT_LIMIT;
+			this.front[c] = ladder.size(c) <= PoolConfig.FREE_LISTS_LIMIT;
 			frontClasses += this.front[c] ? 1 : 0;
 			this.maxBuffers[c] = config.maxCachedBuffers().getOrDefault(ladder.size(c), Integer.MAX_VALUE);
 		}
@@ -64,7 +56,7 @@ final class CachePolicy {
 		return classIndex >= 0 && this.front[classIndex];
 	}
 
-	/** How many classes the free lists keep: the smallest ones, up to {@link #FRONT_LIMIT}. */
+	/** How many classes the free lists keep: the smallest ones, up to {@link PoolConfig#FREE_LISTS_LIMIT}. */
 	int frontClasses() {
 		return this.frontClasses;
 	}

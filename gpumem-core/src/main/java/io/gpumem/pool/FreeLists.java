@@ -5,8 +5,13 @@ import java.util.List;
 import java.util.function.ObjLongConsumer;
 import java.util.function.ToLongFunction;
 
+import io.gpumem.pool.arena.Arena;
+import io.gpumem.pool.arena.Arenas;
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.Tier;
+
 /**
- * The front tier: a pool's cached blocks of the classes up to {@link CachePolicy#FRONT_LIMIT}, a stack per class,
+ * The front tier: a pool's cached blocks of the classes up to {@link PoolConfig#FREE_LISTS_LIMIT}, a stack per class,
  * striped so that request threads rarely meet on a lock. A thread takes from the stripe of its own
  * ({@link ThreadState}) first and from the others before a miss, and a block goes back to the stripe of the
  * thread that took it. Every request and every returned block is counted here, on the stripe it meets, under

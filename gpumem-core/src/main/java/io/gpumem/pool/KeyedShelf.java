@@ -11,6 +11,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.ObjLongConsumer;
 
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.Tier;
+
 /**
  * A pool's tier of blocks set aside by key ({@link BufferShelf}): a stack per key, the most recently set
  * aside lent first, trimmed least recently set aside first across all keys. One lock guards the stacks;

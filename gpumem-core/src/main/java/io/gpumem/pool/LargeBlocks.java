@@ -10,6 +10,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.ObjLongConsumer;
 
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.ReservedBlocks;
+import io.gpumem.pool.arena.Tier;
 
 /**
  * The tier above the top size class: blocks each allocated to the exact size of the request that missed. A

@@ -1,21 +1,20 @@
 package io.gpumem.pool;
 
+import java.lang.ref.PhantomReference;
 import java.lang.ref.ReferenceQueue;
 
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 
 /**
  * Watches lent buffers for leaks at a pool's {@link LeakDetection} level: at {@code paranoid} every
- * buffer, with where it was acquired; at {@code simple} every buffer of {@value #ALWAYS_WATCHED_BYTES}
+ * buffer, with where it was acquired; at {@code simple} every buffer of {@value Block#WATCHED_BYTES}
  * bytes or more, every buffer the pool allocated a block for, and one other acquire in
  * {@value #SAMPLING_INTERVAL} per thread. A code path that leaks small buffers soon makes the pool
  * allocate, so it is caught at its first new block. Reclaiming is the maintenance's and the slow paths'
  * work, never a statistics read's.
  */
 final class LeakWatch {
-
-	/** At level {@code simple}, buffers of this many bytes or more are always watched: GPU memory is scarcer than heap. */
-	static final long ALWAYS_WATCHED_BYTES = 64L << 10;
 
 	/** At level {@code simple}, one other acquire in this many per thread is watched, as Netty's sampling does. */
 	static final int SAMPLING_INTERVAL = 128;
@@ -53,7 +52,7 @@ final class LeakWatch {
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)
 					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
-			block.leak = new Block.Leak(buffer, block, home, this.queue, site, lend);
+			block.watch = new Leak(buffer, block, home, this.queue, site, lend);
 		}
 		return buffer;
 	}
@@ -62,7 +61,7 @@ final class LeakWatch {
 		return switch (this.level) {
 			case DISABLED -> false;
 			case PARANOID -> true;
-			case SIMPLE -> allocated || block.size >= ALWAYS_WATCHED_BYTES
+			case SIMPLE -> allocated || block.size >= Block.WATCHED_BYTES
 					|| (thread.acquires++ & (SAMPLING_INTERVAL - 1)) == 0;
 		};
 	}
@@ -79,7 +78,7 @@ final class LeakWatch {
 	 */
 	int reclaim(String pool, Release release) {
 		int reclaimed = 0;
-		for (Block.Leak leak; (leak = (Block.Leak) this.queue.poll()) != null;) {
+		for (Leak leak; (leak = (Leak) this.queue.poll()) != null;) {
 			reclaimed += reclaim(pool, release, leak);
 		}
 		return reclaimed;
@@ -90,13 +89,13 @@ final class LeakWatch {
 	 * to find a watched buffer unreachable.
 	 */
 	int awaitReclaim(String pool, Release release, long timeoutMillis) throws InterruptedException {
-		Block.Leak first = (Block.Leak) this.queue.remove(timeoutMillis);
+		Leak first = (Leak) this.queue.remove(timeoutMillis);
 		return (first != null) ? reclaim(pool, release, first) + reclaim(pool, release) : 0;
 	}
 
-	private int reclaim(String pool, Release release, Block.Leak leak) {
+	private int reclaim(String pool, Release release, Leak leak) {
 		Block block = leak.block;
-		if (!Block.LEAK.compareAndSet(block, leak, null)) {
+		if (!Block.WATCH.compareAndSet(block, leak, null)) {
 			return 0;
 		}
 		release.release(block, leak.stripe, leak.lend);
@@ -106,6 +105,38 @@ final class LeakWatch {
 				+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : ""),
 				leak.site);
 		return 1;
+	}
+
+	/**
+	 * Enqueued when the buffer lending a block becomes unreachable without having been closed. The
+	 * block references it while lent ({@link Block#watch}), which keeps it reachable for the garbage collector to
+	 * enqueue.
+	 */
+	private static final class Leak extends PhantomReference<PooledBuffer> {
+
+		final Block block;
+
+		/** The stripe the block goes back to. */
+		final int stripe;
+
+		final long requestedBytes;
+
+		/** Where the buffer was acquired; null unless leak detection is paranoid. */
+		final Throwable site;
+
+		/** The buffer's recorded lend, or null. */
+		final PoolRecorder.Lend lend;
+
+		Leak(PooledBuffer buffer, Block block, int stripe, ReferenceQueue<PooledBuffer> queue, Throwable site,
+				PoolRecorder.Lend lend) {
+			super(buffer, queue);
+			this.block = block;
+			this.stripe = stripe;
+			this.requestedBytes = buffer.size();
+			this.site = site;
+			this.lend = lend;
+		}
+
 	}
 
 }

@@ -28,11 +28,6 @@ public interface MemoryCache extends PoolMetric, AutoCloseable {
 	 */
 	long trim(long keepBytes);
 
-	/** The settings this cache's recorded use says would have done better; empty for one that records none. */
-	default Optional<PoolAdvice> advice() {
-		return Optional.empty();
-	}
-
 	/** Every segment with its blocks and what each is doing; empty for a cache that cuts no segments. */
 	default Optional<PoolSnapshot> snapshot() {
 		return Optional.empty();

@@ -8,7 +8,7 @@ import java.util.TreeMap;
 
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
-import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.arena.Arena;
 import io.gpumem.pool.diagnostics.HistoryConfig;
 
 /**
@@ -16,6 +16,14 @@ import io.gpumem.pool.diagnostics.HistoryConfig;
  * detection. Built with {@link #builder(String)}; immutable.
  */
 public final class PoolConfig {
+
+	/**
+	 * Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena, cut to
+	 * the request's size. A class caches about what it used lately; its blocks, lent or cached, are all cut from the
+	 * arena's first shard: kept small, as Netty's thread caches ({@code maxCachedBufferCapacity}) and jemalloc's
+	 * ({@code tcache_max}) keep at most 32 KiB.
+	 */
+	public static final long FREE_LISTS_LIMIT = 64L << 10;
 
 	private final String name;
 
@@ -124,19 +132,6 @@ public final class PoolConfig {
 	 */
 	public long segmentBytes() {
 		return this.segmentBytes;
-	}
-
-	/**
-	 * These settings for a {@link HistoryReplay} with the classes of {@code ladder}, under a name of its own, with
-	 * nothing that records or runs on a clock: no history, no idle trim, no leak detection.
-	 */
-	PoolConfig forReplay(SizeClassLadder ladder) {
-		Builder builder = builder(this.name + " (replay)").maxCachedBytes(this.maxCachedBytes)
-			.oomRetries(this.oomRetries).maxWait(this.maxWait).leakDetection(LeakDetection.DISABLED)
-			.history(new HistoryConfig(BufferRecording.OFF, 0)).stripes(this.stripes).segmentSize(this.segmentBytes);
-		builder.warm.putAll(this.warm);
-		builder.maxCachedBuffers.putAll(this.maxCachedBuffers);
-		return builder.sizeClasses(ladder).build();
 	}
 
 	/** Builds a {@link PoolConfig}; every setter validates its argument. */

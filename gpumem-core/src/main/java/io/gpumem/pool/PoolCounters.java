@@ -8,6 +8,9 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.advice.PoolAdvisor;
+import io.gpumem.pool.arena.ArenaCounters;
+import io.gpumem.pool.arena.ReservedBlocks;
 import io.gpumem.pool.recovery.RecoveryCounters;
 
 /**
@@ -22,10 +25,7 @@ import io.gpumem.pool.recovery.RecoveryCounters;
  * recent values, exact once no thread acquires or releases, and its totals are the sums of its rows, so its
  * rows always add up to them.
  */
-final class PoolCounters implements RecoveryCounters {
-
-	/** Padding, in array elements, at both ends of what one lock's holder writes. */
-	static final int PAD = 16;
+final class PoolCounters implements RecoveryCounters, ArenaCounters {
 
 	private final int classes;
 
@@ -75,11 +75,7 @@ final class PoolCounters implements RecoveryCounters {
 
 	/** The slot of a class, or for -1 that of the requests above the top class: the last. */
 	private int slot(int classIndex) {
-		return slot(classIndex, this.classes);
-	}
-
-	static int slot(int classIndex, int classes) {
-		return (classIndex < 0) ? classes : classIndex;
+		return ReservedBlocks.slot(classIndex, this.classes);
 	}
 
 	/** Blocks reserved for a class (-1 above the top), lent or cached. */
@@ -112,7 +108,8 @@ final class PoolCounters implements RecoveryCounters {
 	}
 
 	/** New counts of the blocks one arena shard or tier reserves, added to the pool's. */
-	synchronized ReservedBlocks reserved() {
+	@Override
+	public synchronized ReservedBlocks reserved() {
 		ReservedBlocks blocks = new ReservedBlocks(this.classes);
 		ReservedBlocks[] all = Arrays.copyOf(this.reserved, this.reserved.length + 1);
 		all[all.length - 1] = blocks;
@@ -136,7 +133,8 @@ final class PoolCounters implements RecoveryCounters {
 	 * counts only where its shard never held more of the class: summing the shards' counts on every such hit would
 	 * share their cache lines; a peak that no shard reaches at a high of its own goes uncounted.
 	 */
-	void countUse(int classIndex, boolean allocated) {
+	@Override
+	public void countUse(int classIndex, boolean allocated) {
 		int slot = slot(classIndex);
 		long buffers = reservedBuffers(classIndex);
 		long peak;
@@ -152,7 +150,8 @@ final class PoolCounters implements RecoveryCounters {
 		}
 	}
 
-	void countTrimmed(long bytes) {
+	@Override
+	public void countTrimmed(long bytes) {
 		this.trimmedBytes.add(bytes);
 	}
 
@@ -263,35 +262,35 @@ final class PoolCounters implements RecoveryCounters {
 
 		Cell(int classes) {
 			this.classes = classes;
-			this.requests = new long[PAD + classes + 1 + PAD];
-			this.returns = new long[PAD + classes + 1 + PAD];
-			this.sizes = new long[PAD + 2 * SizeHistogram.BUCKETS + PAD];
+			this.requests = new long[ReservedBlocks.PAD + classes + 1 + ReservedBlocks.PAD];
+			this.returns = new long[ReservedBlocks.PAD + classes + 1 + ReservedBlocks.PAD];
+			this.sizes = new long[ReservedBlocks.PAD + 2 * SizeHistogram.BUCKETS + ReservedBlocks.PAD];
 		}
 
 		/** Counts a request of {@code bytes} of a class, or above the top class for -1. */
 		void request(int classIndex, long bytes) {
-			this.requests[PAD + slot(classIndex, this.classes)]++;
-			int bucket = PAD + 2 * SizeHistogram.bucket(bytes);
+			this.requests[ReservedBlocks.PAD + ReservedBlocks.slot(classIndex, this.classes)]++;
+			int bucket = ReservedBlocks.PAD + 2 * SizeHistogram.bucket(bytes);
 			this.sizes[bucket]++;
 			this.sizes[bucket + 1] += bytes;
 		}
 
 		/** Counts a block of a class, or above the top class for -1, returned. */
 		void returned(int classIndex) {
-			this.returns[PAD + slot(classIndex, this.classes)]++;
+			this.returns[ReservedBlocks.PAD + ReservedBlocks.slot(classIndex, this.classes)]++;
 		}
 
 		private void addCounts(long[] requests, long[] returns) {
 			for (int s = 0; s < requests.length; s++) {
-				requests[s] += this.requests[PAD + s];
-				returns[s] += this.returns[PAD + s];
+				requests[s] += this.requests[ReservedBlocks.PAD + s];
+				returns[s] += this.returns[ReservedBlocks.PAD + s];
 			}
 		}
 
 		private void addSizes(long[] counts, long[] bytes) {
 			for (int b = 0; b < counts.length; b++) {
-				counts[b] += this.sizes[PAD + 2 * b];
-				bytes[b] += this.sizes[PAD + 2 * b + 1];
+				counts[b] += this.sizes[ReservedBlocks.PAD + 2 * b];
+				bytes[b] += this.sizes[ReservedBlocks.PAD + 2 * b + 1];
 			}
 		}
 

@@ -6,6 +6,10 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 
+import io.gpumem.pool.arena.Arenas;
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.Span;
+import io.gpumem.pool.arena.Tier;
 import io.gpumem.pool.diagnostics.BufferRecording;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 

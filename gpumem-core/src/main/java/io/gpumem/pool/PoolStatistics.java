@@ -3,6 +3,7 @@ package io.gpumem.pool;
 import java.util.List;
 
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.arena.Span;
 
 /**
  * An immutable snapshot of a pool: what the endpoint, the metrics binder and the health indicator
@@ -110,7 +111,7 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 		 * The statistics of an arena's pieces of memory, which hold {@code bytes}, {@code freeBytes} of them free, in
 		 * {@code addressBytes} of reserved ranges.
 		 */
-		static Segments of(List<Span.Piece> pieces, long bytes, long freeBytes, long addressBytes) {
+		public static Segments of(List<Span.Piece> pieces, long bytes, long freeBytes, long addressBytes) {
 			long largest = 0;
 			for (Span.Piece piece : pieces) {
 				for (Span.Part part : piece.parts()) {

@@ -3,7 +3,7 @@ package io.gpumem.pool;
 import java.util.List;
 
 /**
- * What a pool counted of its use, which {@link PoolAdvisor} replays: the sizes requested, each class's
+ * What a pool counted of its use, which the advice ({@code PoolAdvisor}) replays: the sizes requested, each class's
  * use, and the pool's totals.
  *
  * @param pool the pool's name

@@ -6,6 +6,7 @@ import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;

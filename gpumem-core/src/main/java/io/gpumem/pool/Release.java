@@ -1,5 +1,6 @@
 package io.gpumem.pool;
 
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 
 /**

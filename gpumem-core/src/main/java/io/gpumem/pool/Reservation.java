@@ -10,6 +10,7 @@ import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.pool.recovery.MemorySource;
 import io.gpumem.pool.recovery.OutOfMemoryChain;
@@ -194,7 +195,7 @@ final class Reservation implements MemorySource {
 	@Override
 	public GpuOutOfMemoryException refuse(Refusal refusal) {
 		this.counters.countAllocationFailure();
-		PoolStatistics.Segments segments = this.tiers.statistics(this.pool.name(), this.pool.kind()).segments();
+		PoolStatistics.Segments segments = this.tiers.segments();
 		OutOfMemoryDiagnostic diagnostic = refusal.last().diagnostic()
 			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.tiers.cachedBytes(), this.largestClass)
 			.withHolders(segments.largestFreeBlock(), segments.addressBytes(), this.recorder.holders(TOP_HOLDERS));

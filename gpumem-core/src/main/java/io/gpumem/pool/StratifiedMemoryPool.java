@@ -12,6 +12,8 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.observation.MemoryObserver;
+import io.gpumem.pool.arena.Arena;
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolHistory;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.stream.GpuEvent;
@@ -214,12 +216,14 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return this.tiers.statistics(this.name, kind());
 	}
 
-	/** {@inheritDoc} Where the history holds every buffer since the pool started, the advice replays it. */
-	@Override
-	public Optional<PoolAdvice> advice() {
-		PoolUsage usage = this.counters.usage(statistics(), this.ladder);
-		return Optional.of(this.recorder.log().map((log) -> PoolAdvisor.advise(usage, log, this.config))
-			.orElseGet(() -> PoolAdvisor.advise(usage)));
+	/** The settings the pool was made with. */
+	public PoolConfig config() {
+		return this.config;
+	}
+
+	/** What the pool recorded of its use: the sizes requested, and each class's use and misses. */
+	public PoolUsage usage() {
+		return this.counters.usage(statistics(), this.ladder);
 	}
 
 	@Override

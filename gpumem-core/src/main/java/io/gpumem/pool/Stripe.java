@@ -6,6 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.function.ObjLongConsumer;
 
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.Padding;
+import io.gpumem.pool.arena.ReservedBlocks;
+
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
  * pushed, per class the fewest blocks it held since the last sweep, and the pool's counts of the requests and returns made
@@ -32,7 +36,7 @@ final class Stripe extends StripeState {
 	}
 
 	/** Padding, in array elements, at both ends of what the lock's holder writes: as the pool's counts. */
-	private static final int PAD = PoolCounters.PAD;
+	private static final int PAD = ReservedBlocks.PAD;
 
 	/** Slots left unused at the end of each stack and its stamps: 128 bytes of references, and of longs. */
 	private static final int REF_SLACK = 32;

@@ -2,13 +2,14 @@ package io.gpumem.pool;
 
 import java.util.concurrent.atomic.AtomicInteger;
 
+import io.gpumem.pool.arena.Padding;
+
 /**
  * What the pools keep of each thread that uses them, the same in every pool: the stripe of the free
  * lists it works on, handed out round-robin at its first use (so that the first threads never share a
  * stripe) and moved on when it finds its stripe's lock taken, as
  * {@link java.util.concurrent.atomic.LongAdder} moves a contended thread to another cell; the count
- * of its acquires, on which leak detection samples; and how many blocks in a row it took from arena
- * shards not its own. Only the thread itself writes its state, and it
+ * of its acquires, on which leak detection samples. Only the thread itself writes its state, and it
  * caches no memory: nothing here needs a trim to reach it. The state is padded by 128 bytes on both
  * sides, so that the states of two threads never share a cache line, wherever the collector moves them.
  */
@@ -44,11 +45,5 @@ abstract class ThreadStateFields extends Padding {
 
 	/** The thread's acquires so far. */
 	int acquires;
-
-	/**
-	 * The blocks in a row the thread took from arena shards not its own ({@link Arenas#take}), counted over all
-	 * pools: a thread on two pools' arenas may grow its own shard sooner or later than one on one.
-	 */
-	int foreignTakes;
 
 }

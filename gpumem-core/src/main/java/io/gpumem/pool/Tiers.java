@@ -7,6 +7,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.arena.Arena;
+import io.gpumem.pool.arena.Arenas;
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.Tier;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 
 /**
@@ -286,7 +290,13 @@ final class Tiers {
 			tier.addCached(buffers, bytes);
 		}
 		return this.counters.snapshot(pool, kind, this.ladder, this.policy.maxBytes(), buffers, bytes,
-				this.arena.segments());
+				segments());
+	}
+
+	/** The arena's pieces of memory, their bytes, the bytes free in them, the largest free run and the addresses. */
+	PoolStatistics.Segments segments() {
+		return PoolStatistics.Segments.of(this.arena.pieces(), this.arena.segmentBytes(), this.arena.cachedBytes(),
+				this.arena.addressBytes());
 	}
 
 	/** Lets go of everything cached, the shelves first, and caches nothing more. */

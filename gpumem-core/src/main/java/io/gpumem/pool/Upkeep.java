@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.GpuDeviceFailedException;
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;

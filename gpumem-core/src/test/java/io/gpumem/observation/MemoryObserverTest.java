@@ -13,6 +13,7 @@ import io.gpumem.observation.MemoryOperation.Type;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.arena.Span;
 import io.gpumem.stream.GpuStream;
 import io.gpumem.transfer.Transfer;
 import io.gpumem.transfer.TransferPart;

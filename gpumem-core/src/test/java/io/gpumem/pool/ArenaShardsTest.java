@@ -13,6 +13,7 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.host.HostBackend;
+import io.gpumem.pool.arena.Arenas;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

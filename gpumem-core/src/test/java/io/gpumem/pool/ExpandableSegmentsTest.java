@@ -136,7 +136,7 @@ class ExpandableSegmentsTest {
 	 */
 	@Test
 	void aBlockTheFreeListsKeepSharesNoGranuleWithAnyOther() {
-		long limit = CachePolicy.FRONT_LIMIT;
+		long limit = PoolConfig.FREE_LISTS_LIMIT;
 		assertKeptApart(PoolConfig.builder("default"), limit, limit + 1);
 		assertKeptApart(PoolConfig.builder("ladder").sizeClasses(SizeClassLadder.of(limit / 4, 2 * limit)), limit / 4,
 				limit * 5 / 8);

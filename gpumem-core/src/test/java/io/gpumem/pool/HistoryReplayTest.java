@@ -20,6 +20,7 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.advice.HistoryReplay;
 import io.gpumem.pool.diagnostics.BufferRecording;
 import io.gpumem.pool.diagnostics.HistoryConfig;
 import io.gpumem.pool.diagnostics.PoolHistory;

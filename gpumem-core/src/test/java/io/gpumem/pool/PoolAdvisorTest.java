@@ -8,6 +8,9 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.advice.PoolAdvice;
+import io.gpumem.pool.advice.PoolAdvisor;
+import io.gpumem.pool.arena.Arena;
 import io.gpumem.pool.diagnostics.BufferRecording;
 import io.gpumem.pool.diagnostics.HistoryConfig;
 
@@ -69,13 +72,13 @@ class PoolAdvisorTest {
 				held.add(pool.acquire(1L << 20));
 			}
 			assertThat(pool.statistics().misses()).as("one segment serves all four").isEqualTo(1);
-			assertThat(pool.advice().orElseThrow().warm()).as("the 1 MiB blocks, cut from that segment, hit")
+			assertThat(PoolAdvisor.advise(pool).orElseThrow().warm()).as("the 1 MiB blocks, cut from that segment, hit")
 				.containsExactly(new PoolAdvice.Warm(4096, 2, 1, 1, 0));
 			for (int i = 0; i < 9; i++) {
 				held.add(pool.acquire(1L << 20));
 			}
 			assertThat(pool.statistics().misses()).as("the eighth 1 MiB block needs a second segment").isEqualTo(2);
-			assertThat(pool.advice().orElseThrow().warm()).as("the three cut from the second segment count too")
+			assertThat(PoolAdvisor.advise(pool).orElseThrow().warm()).as("the three cut from the second segment count too")
 				.contains(new PoolAdvice.Warm(1L << 20, 11, 1, 1, 0));
 			held.forEach(PooledBuffer::close);
 		}
@@ -101,7 +104,7 @@ class PoolAdvisorTest {
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
 				config.build())) {
 			workload(pool);
-			advice = pool.advice().orElseThrow();
+			advice = PoolAdvisor.advise(pool).orElseThrow();
 			assertThat(pool.statistics().requests()).isEqualTo(3 * 11);
 		}
 		assertThat(advice.ladder().added()).containsExactly(3072L, 60160L);
@@ -135,7 +138,7 @@ class PoolAdvisorTest {
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
 				config.history(new HistoryConfig(BufferRecording.ALL, 1000)).build())) {
 			workload(pool);
-			PoolAdvice.Replay replay = pool.advice().orElseThrow().replay();
+			PoolAdvice.Replay replay = PoolAdvisor.advise(pool).orElseThrow().replay();
 			assertThat(replay.acquires()).isEqualTo(3 * 11);
 			assertThat(replay.peakReservedBytes()).as("the peak as it was").isEqualTo(pool.statistics().peakReservedBytes())
 				.isEqualTo(8 * 4096 + 3 * 65536);
@@ -146,12 +149,13 @@ class PoolAdvisorTest {
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
 				config.history(new HistoryConfig(BufferRecording.ALL, 8)).build())) {
 			workload(pool);
-			assertThat(pool.advice().orElseThrow().replay()).as("the history dropped events: no log to replay").isNull();
+			assertThat(PoolAdvisor.advise(pool).orElseThrow().replay()).as("the history dropped events: no log to replay")
+				.isNull();
 		}
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(64L << 20).allocator(MemoryKind.DEVICE),
 				config.history(HistoryConfig.DEFAULT).build())) {
 			workload(pool);
-			assertThat(pool.advice().orElseThrow().replay()).as("small buffers not recorded").isNull();
+			assertThat(PoolAdvisor.advise(pool).orElseThrow().replay()).as("small buffers not recorded").isNull();
 		}
 	}
 

@@ -17,6 +17,7 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
+import io.gpumem.pool.arena.Arena;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;

@@ -4,7 +4,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReferenceArray;
@@ -155,17 +154,6 @@ final class MemoryHistory implements PoolRecorder {
 	public void outOfMemory(long bytes, String message) {
 		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes, 0, 0, this.reservedBytes.getAsLong(), null, null);
 		PoolEvents.outOfMemory(this.pool, bytes, message);
-	}
-
-	/**
-	 * The history as a log of every buffer since the pool started, for a replay: where every buffer is recorded
-	 * and the ring has dropped no event.
-	 */
-	@Override
-	public Optional<PoolHistory> log() {
-		PoolHistory history = read();
-		return (this.recording == BufferRecording.ALL && history.complete()) ? Optional.of(history)
-				: Optional.empty();
 	}
 
 	/** The events held, and whether they are all since the pool started (no lap of the ring overwrote any). */

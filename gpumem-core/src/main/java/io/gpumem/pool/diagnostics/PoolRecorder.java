@@ -2,7 +2,6 @@ package io.gpumem.pool.diagnostics;
 
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.function.LongSupplier;
 
 import io.gpumem.memory.MemoryAllocator;
@@ -70,8 +69,6 @@ public interface PoolRecorder {
 	/** The events held. */
 	PoolHistory read();
 
-	/** The history as a log of every buffer since the pool started, for a replay, where it holds one. */
-	Optional<PoolHistory> log();
 
 	/** A recorded buffer's lend: when, on what stream and where it was acquired. */
 	interface Lend {

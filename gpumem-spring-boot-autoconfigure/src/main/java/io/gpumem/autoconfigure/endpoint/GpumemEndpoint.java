@@ -25,6 +25,7 @@ import io.gpumem.pool.MemoryCache;
 import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pool.advice.PoolAdvisor;
 import io.gpumem.pool.diagnostics.PoolHistory;
 import io.gpumem.pressure.PressureHandler.Memory;
 import io.gpumem.pressure.PressureHandler;
@@ -112,7 +113,7 @@ public class GpumemEndpoint {
 			return null;
 		}
 		return switch (detail) {
-			case "advice" -> found.advice().orElse(null);
+			case "advice" -> PoolAdvisor.advise(found).orElse(null);
 			case "snapshot" -> found.snapshot().orElse(null);
 			case "history" -> found.history().orElse(null);
 			default -> null;

@@ -5,6 +5,7 @@ import io.micrometer.observation.ObservationRegistry;
 
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
+import io.gpumem.pool.arena.Span;
 
 /** Turns the memory work gpumem's core reports into Micrometer Observations. */
 final class ObservationMemoryObserver implements MemoryObserver {

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.function.ObjLongConsumer;
 
@@ -9,7 +9,7 @@ import java.util.function.ObjLongConsumer;
  * What a tier lets go goes to the one beneath it: the free lists' and shelves' blocks to the arena (or, above
  * the top class, to the large blocks), the arena's whole free segments and the large blocks to the allocator.
  */
-interface Tier {
+public interface Tier {
 
 	/**
 	 * A block this tier keeps for a request of a class (-1 above the top class) and of {@code size} bytes,
@@ -35,7 +35,7 @@ interface Tier {
 	long cachedBytes();
 
 	/**
-	 * Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot of {@link PoolCounters}; by
+	 * Adds the blocks and bytes it keeps to {@code buffers} and {@code bytes}, per slot ({@link ReservedBlocks#slot}); by
 	 * default nothing, as the arena's free spans belong to no class.
 	 */
 	default void addCached(long[] buffers, long[] bytes) {

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.ArrayList;
 import java.util.Comparator;
@@ -12,7 +12,7 @@ import io.gpumem.memory.MemoryAllocator;
  * before and after it in the segment. Guarded by the arena's lock, but for the block of a lent span ({@link #block}),
  * which the thread it is lent to makes, reading the class it is lent for.
  */
-final class Span {
+public final class Span {
 
 	/** The order spans are fit in: smallest first; among spans of one size, the lowest address (oldest segment, then offset). */
 	static final Comparator<Span> BEST_FIT = (a, b) -> {
@@ -190,7 +190,7 @@ final class Span {
 	}
 
 	/** Memory a segment holds, in one run of addresses. */
-	record Piece(long bytes, List<Part> parts) {
+	public record Piece(long bytes, List<Part> parts) {
 	}
 
 	/**
@@ -198,7 +198,7 @@ final class Span {
 	 * whether it was {@code lent}, and its {@code block}, null where it was free or its block was still being made
 	 * ({@link Span#block}).
 	 */
-	record Part(long offset, long bytes, boolean lent, Block block) {
+	public record Part(long offset, long bytes, boolean lent, Block block) {
 	}
 
 }

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,6 +17,10 @@ import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.arena.Arena;
+import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.Span;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -36,7 +40,7 @@ class ArenaTest {
 	private final TrackingAllocator allocator = new TrackingAllocator(
 			new HostBackend(64L << 20).allocator(MemoryKind.DEVICE), false);
 
-	private final PoolCounters counters = new PoolCounters(1, 1);
+	private final Counts counters = new Counts();
 
 	/** The bytes the arena holds of the allocator. */
 	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters,

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.ArrayList;
 import java.util.LinkedHashSet;
@@ -20,14 +20,14 @@ import io.gpumem.memory.MemoryAllocator;
  * and segments made by one thread at a time, while those that find no mapped fit meanwhile look again before they
  * grow too, so that frees and takes of mapped spans never wait behind the driver.
  */
-final class Arena extends Padding implements Tier {
+public final class Arena extends Padding implements Tier {
 
 	/** Spans start at multiples of this and their sizes are multiples of it: the alignment {@code cuMemAlloc} gives. */
-	static final long ALIGNMENT = 256;
+	public static final long ALIGNMENT = 256;
 
 	private final SegmentSource source;
 
-	private final PoolCounters counters;
+	private final ArenaCounters counters;
 
 	/** The driver's calls on the granules of its ranges, made outside the lock; null over fixed segments. */
 	private final GranuleMapping mapping;
@@ -50,7 +50,7 @@ final class Arena extends Padding implements Tier {
 	private volatile long addressBytes;
 
 	/** An arena of the segments {@link SegmentSource} makes, a class's blocks apart where it {@code keeps} them. */
-	Arena(MemoryAllocator allocator, long segmentStep, PoolCounters counters, IntPredicate keeps,
+	Arena(MemoryAllocator allocator, long segmentStep, ArenaCounters counters, IntPredicate keeps,
 			GranuleMapping.UnderWay unmaps) {
 		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
 		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator, this.source.step, unmaps)
@@ -60,7 +60,7 @@ final class Arena extends Padding implements Tier {
 	}
 
 	/** The bytes a request of {@code bytes} takes in a segment. */
-	static long spanSize(long bytes) {
+	public static long spanSize(long bytes) {
 		return (bytes + ALIGNMENT - 1) & -ALIGNMENT;
 	}
 
@@ -192,7 +192,7 @@ final class Arena extends Padding implements Tier {
 
 	/**
 	 * A span just cut, lent, booked before its granules are mapped ({@link #cachedBytes}), and for a {@code hit}
-	 * counted as the class's use where this shard never held more of them ({@link PoolCounters#countUse}). Its
+	 * counted as the class's use where this shard never held more of them ({@link ArenaCounters#countUse}). Its
 	 * granules are mapped and its block made by the caller once it has let go of the lock ({@link #blockOf}).
 	 */
 	private Span lend(Span span, int classIndex, boolean hit) {

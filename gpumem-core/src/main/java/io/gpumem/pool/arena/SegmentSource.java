@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.IntPredicate;

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -17,17 +17,27 @@ import io.gpumem.memory.MemoryAllocator;
  * shard, so that only one shard's range holds a partly used granule of them. Over fixed segments, which go back only
  * whole, one shard.
  */
-final class Arenas implements Tier {
+public final class Arenas implements Tier {
 
 	/** The most shards: each holds at least a partly used granule of its own at the end of its ranges. */
-	static final int MAX_SHARDS = 8;
+	public static final int MAX_SHARDS = 8;
 
 	/**
 	 * The most blocks in a row a thread takes from other shards' memory before its own shard grows instead. Taking
 	 * another shard's fit saves mapping more, but a thread that keeps finding one (the free half of a granule
 	 * another thread cycles through) would share that shard's lock for as long as the two run.
 	 */
-	static final int MAX_FOREIGN_TAKES = 64;
+	public static final int MAX_FOREIGN_TAKES = 64;
+
+	/** Ints on either side of a thread's count of foreign takes: 128 bytes, two cache lines. */
+	private static final int PAD = 32;
+
+	/**
+	 * Per thread, at {@link #PAD}, the blocks in a row it took from shards not its own, counted over all pools: a
+	 * thread on two pools' arenas may grow its own shard sooner or later than one on one. Padded on both sides, so
+	 * that two threads' counts never share a cache line, wherever the collector moves them.
+	 */
+	private static final ThreadLocal<int[]> FOREIGN_TAKES = ThreadLocal.withInitial(() -> new int[2 * PAD + 1]);
 
 	private final Arena[] shards;
 
@@ -41,7 +51,7 @@ final class Arenas implements Tier {
 	 * An arena of one shard per stripe, at most {@value #MAX_SHARDS}, over expandable segments; of one otherwise.
 	 * {@code keeps}: whether the free lists keep a class's blocks.
 	 */
-	Arenas(MemoryAllocator allocator, long segmentStep, int stripes, PoolCounters counters, IntPredicate keeps) {
+	public Arenas(MemoryAllocator allocator, long segmentStep, int stripes, ArenaCounters counters, IntPredicate keeps) {
 		this.keeps = keeps;
 		int count = (allocator.addressSpace() != null) ? Math.min(Integer.highestOneBit(stripes), MAX_SHARDS) : 1;
 		this.shards = new Arena[count];
@@ -51,7 +61,7 @@ final class Arenas implements Tier {
 	}
 
 	/** Whether segments are ranges whose granules are mapped as needed. */
-	boolean expandable() {
+	public boolean expandable() {
 		return this.shards[0].expandable();
 	}
 
@@ -66,14 +76,14 @@ final class Arenas implements Tier {
 		if (this.shards.length == 1 || this.keeps.test(classIndex)) {
 			return block;
 		}
-		ThreadState thread = ThreadState.current();
-		if (block != null || thread.foreignTakes >= MAX_FOREIGN_TAKES) {
-			thread.foreignTakes = 0;
+		int[] foreignTakes = FOREIGN_TAKES.get();
+		if (block != null || foreignTakes[PAD] >= MAX_FOREIGN_TAKES) {
+			foreignTakes[PAD] = 0;
 			return block;
 		}
 		block = takeFromOthers(classIndex, size, home);
 		if (block != null) {
-			thread.foreignTakes++;
+			foreignTakes[PAD]++;
 		}
 		return block;
 	}
@@ -85,7 +95,7 @@ final class Arenas implements Tier {
 	 * map beyond that shard's own. Where the allocator refuses, a fit another shard holds still serves.
 	 * @throws GpuOutOfMemoryException if the allocator refuses and no shard has a fit
 	 */
-	Block allocate(int classIndex, long size, int home) {
+	public Block allocate(int classIndex, long size, int home) {
 		int own = stripe(classIndex, home);
 		long mapping = (this.shards.length > 1) ? shard(own).mapping(classIndex, size) : 0;
 		for (int i = 1; i < this.shards.length && mapping > 0 && !this.keeps.test(classIndex); i++) {
@@ -127,7 +137,7 @@ final class Arenas implements Tier {
 	 * segments, or granules mapped by lending the spans and freeing them at {@code stamp}.
 	 * @throws GpuOutOfMemoryException if the allocator refuses (what was made before stays)
 	 */
-	void grow(long size, int count, long stamp) {
+	public void grow(long size, int count, long stamp) {
 		Arena first = this.shards[0];
 		if (!expandable()) {
 			first.grow(size, count);
@@ -151,7 +161,7 @@ final class Arenas implements Tier {
 	}
 
 	/** Takes back the blocks a tier above lets go of, free since {@code cutoff}, then releases as {@link #release}. */
-	long takeBack(List<Block> blocks, long bytes, long cutoff) {
+	public long takeBack(List<Block> blocks, long bytes, long cutoff) {
 		blocks.forEach((block) -> giveBack(block, -1, cutoff, false));
 		return release(bytes, cutoff);
 	}
@@ -183,7 +193,7 @@ final class Arenas implements Tier {
 	}
 
 	/** Bytes held of the device by every shard. */
-	long segmentBytes() {
+	public long segmentBytes() {
 		long held = 0;
 		for (Arena shard : this.shards) {
 			held += shard.segmentBytes();
@@ -192,7 +202,7 @@ final class Arenas implements Tier {
 	}
 
 	/** The memory held in pieces, shard by shard, each in the order made. */
-	List<Span.Piece> pieces() {
+	public List<Span.Piece> pieces() {
 		List<Span.Piece> pieces = new ArrayList<>();
 		for (Arena shard : this.shards) {
 			pieces.addAll(shard.pieces());
@@ -200,17 +210,17 @@ final class Arenas implements Tier {
 		return pieces;
 	}
 
-	/** The pieces of memory held, their bytes, the bytes free in them, the largest free run and the addresses. */
-	PoolStatistics.Segments segments() {
+	/** The addresses reserved for expandable segments by every shard; 0 for segments that are allocations. */
+	public long addressBytes() {
 		long addresses = 0;
 		for (Arena shard : this.shards) {
 			addresses += shard.addressBytes();
 		}
-		return PoolStatistics.Segments.of(pieces(), segmentBytes(), cachedBytes(), addresses);
+		return addresses;
 	}
 
 	/** Blocks of a class the free lists keep, lent or kept: all are cut from the first shard. */
-	long keptBuffers(int classIndex) {
+	public long keptBuffers(int classIndex) {
 		return this.shards[0].reserved.buffers(classIndex);
 	}
 

@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.arena;
 
 import java.util.ArrayList;
 import java.util.List;
@@ -19,6 +19,8 @@ import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.arena.Arena;
+import io.gpumem.pool.arena.Block;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -49,7 +51,7 @@ class GranuleMappingTest {
 
 	private final MemoryAllocator physical = this.backend.virtualMemory().allocator();
 
-	private final PoolCounters counters = new PoolCounters(1, 1);
+	private final Counts counters = new Counts();
 
 	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, (classIndex) -> false,
 			new GranuleMapping.UnderWay());

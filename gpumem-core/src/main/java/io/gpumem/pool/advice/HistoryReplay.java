@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.advice;
 
 import java.time.Duration;
 import java.util.ArrayDeque;
@@ -10,7 +10,15 @@ import io.gpumem.allocator.BookkeepingAllocator;
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.LeakDetection;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SizeClassLadder;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.ThreadStripe;
 import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 import io.gpumem.pool.diagnostics.MemoryEvent;
 import io.gpumem.pool.diagnostics.PoolHistory;
 
@@ -47,29 +55,46 @@ public final class HistoryReplay {
 		}
 		Run run = new Run(new StatisticsAllocator(new BookkeepingAllocator(MemoryKind.DEVICE, capacityBytes)),
 				config.maxWait().isZero());
-		ThreadState thread = ThreadState.current();
-		int ownStripe = thread.stripe;
-		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(run.device, config.forReplay(ladder))) {
+		int ownStripe = ThreadStripe.current();
+		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(run.device, forReplay(config, ladder))) {
 			for (MemoryEvent event : history.events()) {
 				run.recordedPeak = Math.max(run.recordedPeak, event.reservedBytes());
 				if (event.type() == MemoryEvent.Type.ACQUIRE) {
 					run.acquires++;
-					if (!run.acquire(pool, thread, event) && !run.failAtOnce) {
+					if (!run.acquire(pool, event) && !run.failAtOnce) {
 						run.waiting.add(event);
 					}
 				}
 				else if (event.type() == MemoryEvent.Type.CLOSE) {
-					run.close(pool, thread, event);
+					run.close(pool, event);
 				}
 			}
 			run.failures += run.waiting.size();
 			run.open.values().forEach(PooledBuffer::close);
 		}
 		finally {
-			thread.stripe = ownStripe;
+			ThreadStripe.set(ownStripe);
 		}
 		return new ReplayResult(run.acquires, run.peakLent, run.peakReserved, run.device.statistics().totalCount(),
 				run.fragmentation, run.waited, run.failures, run.recordedPeak);
+	}
+
+	/**
+	 * The settings of {@code config} with the classes of {@code ladder}, under a name of its own, with nothing that
+	 * records or runs on a clock: no history, no idle trim, no leak detection.
+	 */
+	private static PoolConfig forReplay(PoolConfig config, SizeClassLadder ladder) {
+		PoolConfig.Builder builder = PoolConfig.builder(config.name() + " (replay)")
+			.maxCachedBytes(config.maxCachedBytes())
+			.oomRetries(config.oomRetries())
+			.maxWait(config.maxWait())
+			.leakDetection(LeakDetection.DISABLED)
+			.history(new HistoryConfig(BufferRecording.OFF, 0))
+			.stripes(config.stripes())
+			.segmentSize(config.segmentBytes());
+		config.warm().forEach(builder::warm);
+		config.maxCachedBuffers().forEach(builder::maxCachedBuffers);
+		return builder.sizeClasses(ladder).build();
 	}
 
 	/** A replay under way: the buffers open, the acquires waiting for memory, and what it has found so far. */
@@ -97,8 +122,8 @@ public final class HistoryReplay {
 		}
 
 		/** Acquires the recorded buffer from the stripe of the thread that did; false where no memory could be had. */
-		boolean acquire(StratifiedMemoryPool pool, ThreadState thread, MemoryEvent event) {
-			thread.stripe = this.stripes.computeIfAbsent(event.thread(), (name) -> this.stripes.size());
+		boolean acquire(StratifiedMemoryPool pool, MemoryEvent event) {
+			ThreadStripe.set(this.stripes.computeIfAbsent(event.thread(), (name) -> this.stripes.size()));
 			try {
 				this.open.put(event.buffer(), pool.acquire(event.bytes(), Duration.ZERO));
 			}
@@ -122,7 +147,7 @@ public final class HistoryReplay {
 		 * Closes the recorded buffer and serves the acquires waiting, in order, while memory lasts; a buffer closed
 		 * while its acquire still waited was never served.
 		 */
-		void close(StratifiedMemoryPool pool, ThreadState thread, MemoryEvent event) {
+		void close(StratifiedMemoryPool pool, MemoryEvent event) {
 			PooledBuffer buffer = this.open.remove(event.buffer());
 			if (buffer == null) {
 				if (this.waiting.removeIf((acquire) -> acquire.buffer() == event.buffer())) {
@@ -132,7 +157,7 @@ public final class HistoryReplay {
 			}
 			this.lent -= buffer.size();
 			buffer.close();
-			while (!this.waiting.isEmpty() && acquire(pool, thread, this.waiting.peek())) {
+			while (!this.waiting.isEmpty() && acquire(pool, this.waiting.peek())) {
 				this.waiting.poll();
 				this.waited++;
 			}

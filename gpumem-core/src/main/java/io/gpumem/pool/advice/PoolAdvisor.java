@@ -1,11 +1,20 @@
-package io.gpumem.pool;
+package io.gpumem.pool.advice;
 
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.TreeSet;
 
+import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolUsage;
+import io.gpumem.pool.SizeClassLadder;
+import io.gpumem.pool.SizeHistogram;
+import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.arena.Arena;
+import io.gpumem.pool.diagnostics.BufferRecording;
 import io.gpumem.pool.diagnostics.PoolHistory;
+import java.util.Optional;
 
 /**
  * Replays what a pool recorded (the sizes requested, the use and misses of each class, the peak of its
@@ -25,6 +34,20 @@ public final class PoolAdvisor {
 	private static final long UNBOUNDED = Long.MAX_VALUE / 2;
 
 	private PoolAdvisor() {
+	}
+
+	/**
+	 * The settings {@code cache}'s recorded use says would have done better; empty for a cache that records none.
+	 * Where the pool's history holds every buffer since it started, the advice replays it.
+	 */
+	public static Optional<PoolAdvice> advise(MemoryCache cache) {
+		if (!(cache instanceof StratifiedMemoryPool pool)) {
+			return Optional.empty();
+		}
+		PoolUsage usage = pool.usage();
+		PoolHistory history = pool.history().orElseThrow();
+		boolean log = pool.config().history().buffers() == BufferRecording.ALL && history.complete();
+		return Optional.of(log ? advise(usage, history, pool.config()) : advise(usage));
 	}
 
 	/** Advice from a pool's record. */
@@ -61,7 +84,7 @@ public final class PoolAdvisor {
 			double bestHeld = held;
 			for (int b = 0; b < SizeHistogram.BUCKETS; b++) {
 				long candidate = Arena.spanSize((long) Math.ceil(sizes.meanSize(b)));
-				if (sizes.count(b) == 0 || candidate > CachePolicy.FRONT_LIMIT || ladder.contains(candidate)) {
+				if (sizes.count(b) == 0 || candidate > PoolConfig.FREE_LISTS_LIMIT || ladder.contains(candidate)) {
 					continue;
 				}
 				ladder.add(candidate);
@@ -100,7 +123,7 @@ public final class PoolAdvisor {
 			if (classBytes == null) {
 				held += sizes.bytes(b);
 			}
-			else if (classBytes <= CachePolicy.FRONT_LIMIT) {
+			else if (classBytes <= PoolConfig.FREE_LISTS_LIMIT) {
 				held += (double) count * classBytes;
 			}
 			else {

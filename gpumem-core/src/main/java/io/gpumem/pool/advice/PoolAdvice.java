@@ -1,4 +1,4 @@
-package io.gpumem.pool;
+package io.gpumem.pool.advice;
 
 import java.util.List;
 
