@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import io.gpumem.pool.arena.Block;
+
 /**
  * What a pool keeps cached, stated once: which classes the front free lists keep, at most how many blocks of
  * each ({@code max-cached-buffers}) and how many bytes ({@code max-cached}), and which cached class a miss may
@@ -49,11 +51,11 @@ final class CachePolicy {
 	}
 
 	/**
-	 * Whether closed blocks of the class (-1 above the top: never) stay cached in the free lists rather than going
-	 * back to the arena.
+	 * Whether closed blocks of the class ({@link Block#ABOVE_TOP_CLASS}: never) stay cached in the free lists rather than
+	 * going back to the arena.
 	 */
 	boolean front(int classIndex) {
-		return classIndex >= 0 && this.front[classIndex];
+		return classIndex != Block.ABOVE_TOP_CLASS && this.front[classIndex];
 	}
 
 	/** How many classes the free lists keep: the smallest ones, up to {@link PoolConfig#FREE_LISTS_LIMIT}. */
@@ -72,7 +74,7 @@ final class CachePolicy {
 	}
 
 	/**
-	 * Whether one more block of {@code blockSize} bytes of a class (-1 above the top) may be cached, with
+	 * Whether one more block of {@code blockSize} bytes of a class (or {@link Block#ABOVE_TOP_CLASS}) may be cached, with
 	 * {@code cachedInClass} of the class and {@code cachedBytes} cached now: the hot path's question, asked
 	 * without a division.
 	 */

@@ -56,7 +56,7 @@ final class FreeLists implements Tier {
 	 * The hit path: counts a request of {@code bytes} of the class and takes a cached block of it, from stripe
 	 * {@code home} (the calling thread's) first, then from the others; null when none is cached.
 	 */
-	Block acquire(int classIndex, long bytes, int home) {
+	Block hit(int classIndex, long bytes, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		Block block;
 		stripe.lockHome();
@@ -70,7 +70,10 @@ final class FreeLists implements Tier {
 		return (block != null) ? block : steal(classIndex, home + 1, this.stripes.length - 1);
 	}
 
-	/** Counts a request of a class not cached here, or above the top class (-1), on stripe {@code home}. */
+	/**
+	 * Counts a request of a class not cached here, or above the top class ({@link Block#ABOVE_TOP_CLASS}), on stripe
+	 * {@code home}.
+	 */
 	void countRequest(int classIndex, long bytes, int home) {
 		Stripe stripe = this.stripes[home & this.mask];
 		stripe.lockHome();
@@ -90,8 +93,8 @@ final class FreeLists implements Tier {
 
 	/**
 	 * Counts the return of any block on stripe {@code home} (that of the thread that took it), and caches a
-	 * class's block there, stamped, where {@code cache} allows and the lists are open; any other block goes on
-	 * to the tier beneath, and so do the blocks the stripe's sweep takes out, if this return is its turn.
+	 * class's block there, stamped, where {@code cache} allows and the lists are open, leaving any other to
+	 * {@link Tiers#giveBack}; the blocks the stripe's sweep takes out, if this return is its turn, go to the arena.
 	 */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
@@ -101,14 +104,11 @@ final class FreeLists implements Tier {
 		stripe.lock();
 		try {
 			stripe.counts.returned(block.classIndex);
-			kept = cache && block.classIndex >= 0 && stripe.push(block, stamp);
+			kept = cache && block.classIndex != Block.ABOVE_TOP_CLASS && stripe.push(block, stamp);
 			idle = stripe.returned();
 		}
 		finally {
 			stripe.unlock();
-		}
-		if (!kept) {
-			beneath(block).giveBack(block, home, stamp, cache);
 		}
 		if (idle != null) {
 			idle.forEach((swept) -> this.arena.giveBack(swept.block(), home, swept.stamp(), false));
@@ -153,7 +153,7 @@ final class FreeLists implements Tier {
 			if (oldest.isEmpty()) {
 				break;
 			}
-			released += this.arena.takeBack(oldest, bytes - released, cutoff);
+			released += this.arena.giveBackAll(oldest, bytes - released, cutoff);
 		}
 		return released;
 	}
@@ -199,7 +199,7 @@ final class FreeLists implements Tier {
 				stripe.unlock();
 			}
 		}
-		this.arena.takeBack(blocks, 0, Long.MAX_VALUE);
+		this.arena.giveBackAll(blocks, 0, Long.MAX_VALUE);
 	}
 
 	/** Buffers cached in a class, with the exactness of {@link #cachedBytes()}. */
@@ -207,7 +207,8 @@ final class FreeLists implements Tier {
 		return sum((stripe) -> stripe.cached(classIndex));
 	}
 
-	private Tier beneath(Block block) {
+	/** The tier a block goes to when the free lists do not keep it: the arena for a span, else the large blocks. */
+	Tier beneath(Block block) {
 		return (block.span != null) ? this.arena : this.large;
 	}
 

@@ -12,6 +12,7 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.function.ObjLongConsumer;
 
 import io.gpumem.pool.arena.Block;
+import io.gpumem.pool.arena.ReservedBlocks;
 import io.gpumem.pool.arena.Tier;
 
 /**
@@ -82,7 +83,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 			this.tiers.countReturn(block, home);
 			return true;
 		}
-		this.pool.release(block, home, null);
+		this.pool.giveBack(block, home, null);
 		return false;
 	}
 
@@ -118,7 +119,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 		}
 		List<Block> removed = removeOldest(this.cachedBytes - keepBytes, Long.MAX_VALUE);
 		long bytes = removed.stream().mapToLong((block) -> block.size).sum();
-		this.tiers.takeBack(removed, bytes, this.tiers.tick());
+		this.tiers.giveBackAll(removed, bytes, this.tiers.tick());
 		return bytes;
 	}
 
@@ -131,14 +132,14 @@ final class KeyedShelf implements BufferShelf, Tier {
 	/** Keeps nothing handed to it: blocks come here by key only, and go on to the tier beneath. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		this.tiers.takeBack(List.of(block), 0, stamp);
+		this.tiers.giveBackAll(List.of(block), 0, stamp);
 		return false;
 	}
 
 	/** Lets go of the blocks set aside least recently, whatever their key. */
 	@Override
 	public long release(long bytes, long cutoff) {
-		return this.tiers.takeBack(removeOldest(bytes, cutoff), bytes, cutoff);
+		return this.tiers.giveBackAll(removeOldest(bytes, cutoff), bytes, cutoff);
 	}
 
 	@Override
@@ -199,7 +200,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 		KeyCounts counts = this.counts.computeIfAbsent(key, (k) -> new KeyCounts());
 		counts.buffers.addAndGet(delta);
 		counts.bytes.addAndGet(delta * block.size);
-		int slot = (block.classIndex < 0) ? this.buffers.length() - 1 : block.classIndex;
+		int slot = ReservedBlocks.slot(block.classIndex, this.buffers.length() - 1);
 		this.buffers.addAndGet(slot, delta);
 		this.bytes.addAndGet(slot, delta * block.size);
 		this.cachedBytes += delta * block.size;

@@ -58,10 +58,10 @@ final class LargeBlocks implements Tier {
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
 	 */
 	Block allocate(long size) {
-		Block block = Block.of(this.allocator.allocate(size), -1, null);
+		Block block = Block.of(this.allocator.allocate(size), Block.ABOVE_TOP_CLASS, null);
 		this.blocks.add(block);
 		synchronized (this) {
-			this.reserved.add(-1, 1, size);
+			this.reserved.add(Block.ABOVE_TOP_CLASS, 1, size);
 		}
 		return block;
 	}
@@ -156,7 +156,7 @@ final class LargeBlocks implements Tier {
 	private void free(Block block) {
 		this.blocks.remove(block);
 		synchronized (this) {
-			this.reserved.add(-1, -1, block.size);
+			this.reserved.add(Block.ABOVE_TOP_CLASS, -1, block.size);
 		}
 		this.allocator.free(block.allocation);
 	}

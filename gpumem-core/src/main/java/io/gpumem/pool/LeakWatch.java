@@ -72,33 +72,33 @@ final class LeakWatch {
 	}
 
 	/**
-	 * Hands the blocks of watched buffers that became unreachable without close to {@code release}, and
+	 * Hands the blocks of watched buffers that became unreachable without close to {@code giveBack}, and
 	 * reports each.
 	 * @return how many were reclaimed
 	 */
-	int reclaim(String pool, Release release) {
+	int reclaim(String pool, GiveBack giveBack) {
 		int reclaimed = 0;
 		for (Leak leak; (leak = (Leak) this.queue.poll()) != null;) {
-			reclaimed += reclaim(pool, release, leak);
+			reclaimed += reclaim(pool, giveBack, leak);
 		}
 		return reclaimed;
 	}
 
 	/**
-	 * As {@link #reclaim(String, Release)}, first waiting up to {@code timeoutMillis} for the garbage collector
+	 * As {@link #reclaim(String, GiveBack)}, first waiting up to {@code timeoutMillis} for the garbage collector
 	 * to find a watched buffer unreachable.
 	 */
-	int awaitReclaim(String pool, Release release, long timeoutMillis) throws InterruptedException {
+	int awaitReclaim(String pool, GiveBack giveBack, long timeoutMillis) throws InterruptedException {
 		Leak first = (Leak) this.queue.remove(timeoutMillis);
-		return (first != null) ? reclaim(pool, release, first) + reclaim(pool, release) : 0;
+		return (first != null) ? reclaim(pool, giveBack, first) + reclaim(pool, giveBack) : 0;
 	}
 
-	private int reclaim(String pool, Release release, Leak leak) {
+	private int reclaim(String pool, GiveBack giveBack, Leak leak) {
 		Block block = leak.block;
 		if (!Block.WATCH.compareAndSet(block, leak, null)) {
 			return 0;
 		}
-		release.release(block, leak.stripe, leak.lend);
+		giveBack.giveBack(block, leak.stripe, leak.lend);
 		this.counters.countLeak();
 		LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
 				+ pool + "' became unreachable without close(); its memory was reclaimed."

@@ -8,8 +8,8 @@ import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.LongAdder;
 
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.advice.PoolAdvisor;
 import io.gpumem.pool.arena.ArenaCounters;
+import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.arena.ReservedBlocks;
 import io.gpumem.pool.recovery.RecoveryCounters;
 
@@ -78,12 +78,12 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 		return ReservedBlocks.slot(classIndex, this.classes);
 	}
 
-	/** Blocks reserved for a class (-1 above the top), lent or cached. */
+	/** Blocks reserved for a class (or {@link Block#ABOVE_TOP_CLASS}), lent or cached. */
 	long reservedBuffers(int classIndex) {
 		return reservedAt(slot(classIndex), false);
 	}
 
-	/** Bytes of the blocks reserved for a class (-1 above the top), lent or cached. */
+	/** Bytes of the blocks reserved for a class (or {@link Block#ABOVE_TOP_CLASS}), lent or cached. */
 	long reservedBytes(int classIndex) {
 		return reservedAt(slot(classIndex), true);
 	}
@@ -229,7 +229,10 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 						this.gcRequests.sum(), this.streamWaits.sum()));
 	}
 
-	/** What the pool recorded of its use, for {@link PoolAdvisor}: these counts with the statistics' totals. */
+	/**
+	 * What the pool recorded of its use, for the advice ({@code PoolAdvisor}): these counts with the statistics'
+	 * totals.
+	 */
 	PoolUsage usage(PoolStatistics statistics, SizeClassLadder ladder) {
 		long[] counts = new long[SizeHistogram.BUCKETS];
 		long[] bytes = new long[SizeHistogram.BUCKETS];

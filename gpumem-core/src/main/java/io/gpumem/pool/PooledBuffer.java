@@ -79,7 +79,7 @@ public final class PooledBuffer extends GpuBuffer {
 		if (released != null) {
 			this.block = null;
 			released.unwatch();
-			this.pool.release(released, this.stripe, this.lend);
+			this.pool.giveBack(released, this.stripe, this.lend);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -104,7 +104,7 @@ public final class PooledBuffer extends GpuBuffer {
 		Block released = this.block;
 		this.block = null;
 		released.unwatch();
-		this.pool.releaseAfter(released, this.stripe, stream, event, this.lend);
+		this.pool.giveBackAfter(released, this.stripe, stream, event, this.lend);
 		Reference.reachabilityFence(this);
 	}
 

@@ -85,7 +85,7 @@ final class Reservation implements MemorySource {
 	}
 
 	/**
-	 * A new block of {@code size} bytes for a class (-1 above the top class), a miss, waiting at most
+	 * A new block of {@code size} bytes for a class (or {@link Block#ABOVE_TOP_CLASS}), a miss, waiting at most
 	 * {@code waitNanos} for memory; {@code home} is the requesting thread's stripe.
 	 * @throws GpuOutOfMemoryException if no memory could be had
 	 */
@@ -145,7 +145,7 @@ final class Reservation implements MemorySource {
 		if (this.pool.isClosed()) {
 			return 0;
 		}
-		this.upkeep.takeBack();
+		this.upkeep.giveBackLate();
 		long freed = 0;
 		for (PoolListener listener : this.listeners) {
 			freed += listener.outOfMemory(this.pool, bytes, attempt);
@@ -220,7 +220,10 @@ final class Reservation implements MemorySource {
 		}
 	}
 
-	/** A request of {@code size} bytes of a class (-1 above the top) from stripe {@code home} that missed the tiers. */
+	/**
+	 * A request of {@code size} bytes of a class (or {@link Block#ABOVE_TOP_CLASS}) from stripe {@code home} that
+	 * missed the tiers.
+	 */
 	private final class Miss implements OutOfMemoryChain.Request<Block> {
 
 		private final int classIndex;
@@ -251,7 +254,7 @@ final class Reservation implements MemorySource {
 			if (Reservation.this.pool.isClosed()) {
 				throw new IllegalStateException("pool '" + Reservation.this.pool.name() + "' is closed");
 			}
-			Reservation.this.upkeep.takeBack();
+			Reservation.this.upkeep.giveBackLate();
 			return Reservation.this.tiers.cached(this.classIndex, this.size, this.home, true);
 		}
 

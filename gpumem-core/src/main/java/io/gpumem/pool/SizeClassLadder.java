@@ -6,6 +6,7 @@ import java.util.stream.LongStream;
 
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
+import io.gpumem.pool.arena.Block;
 
 /**
  * The ascending buffer sizes a pool rounds requests up to. A request goes to the smallest class that
@@ -103,13 +104,16 @@ public final class SizeClassLadder {
 		return this.sizes.clone();
 	}
 
-	/** Index of the smallest class holding {@code bytes} (positive), or -1 if it is above the largest. */
+	/**
+	 * Index of the smallest class holding {@code bytes} (positive), or {@link Block#ABOVE_TOP_CLASS} (-1) above the
+	 * largest.
+	 */
 	public int indexOf(long bytes) {
 		int index = this.firstClassByKey[keyOf(bytes - 1)];
 		while (index < this.sizes.length && this.sizes[index] < bytes) {
 			index++;
 		}
-		return (index < this.sizes.length) ? index : -1;
+		return (index < this.sizes.length) ? index : Block.ABOVE_TOP_CLASS;
 	}
 
 	/**

@@ -80,7 +80,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::bytes);
 		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
-		this.upkeep = new Upkeep(this.name, this.recorder, this.leaks, this::release, this.tiers,
+		this.upkeep = new Upkeep(this.name, this.recorder, this.leaks, this::giveBack, this.tiers,
 				config.idleTrimAfter());
 		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
 				this.recorder);
@@ -122,7 +122,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	/** The bytes a request takes: its class up to 64 KiB, then its size; 256-byte steps up to the top class. */
 	public long blockSize(long bytes) {
 		int classIndex = this.ladder.indexOf(bytes);
-		return (classIndex < 0) ? bytes : Arena.spanSize(this.tiers.blockSize(classIndex, bytes));
+		return (classIndex == Block.ABOVE_TOP_CLASS) ? bytes : Arena.spanSize(this.tiers.blockSize(classIndex, bytes));
 	}
 
 	@Override
@@ -149,7 +149,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 			return this.leaks.lend(this, block, bytes, thread, home, false, recorded);
 		}
 		long size = this.tiers.blockSize(classIndex, bytes);
-		block = this.tiers.cached(classIndex, size, home, this.upkeep.takeBack());
+		block = this.tiers.cached(classIndex, size, home, this.upkeep.giveBackLate());
 		boolean allocated = block == null;
 		if (allocated) {
 			block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
@@ -200,7 +200,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 			throw new IllegalArgumentException("trim target must not be negative: " + keepBytes + " bytes");
 		}
 		checkOpen();
-		this.upkeep.takeBack();
+		this.upkeep.giveBackLate();
 		long released = this.tiers.trim(keepBytes, 0);
 		this.recorder.trimmed(keepBytes, released, false);
 		return released;
@@ -286,7 +286,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	 * Called by {@link PooledBuffer#close()}: the block goes back to its tier, from the stripe of the thread that took
 	 * it, and the close of its buffer's {@code lend} is recorded once it is back.
 	 */
-	void release(Block block, int stripe, PoolRecorder.Lend lend) {
+	void giveBack(Block block, int stripe, PoolRecorder.Lend lend) {
 		if (lend != null) {
 			this.recorder.returned(lend);
 		}
@@ -298,7 +298,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	}
 
 	/** Releases a block closed after stream work once its event completes, and records its close then. */
-	void releaseAfter(Block block, int stripe, GpuStream stream, GpuEvent event, PoolRecorder.Lend lend) {
+	void giveBackAfter(Block block, int stripe, GpuStream stream, GpuEvent event, PoolRecorder.Lend lend) {
 		if (lend != null) {
 			this.recorder.returned(lend);
 		}

@@ -60,18 +60,21 @@ final class Tiers {
 		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this.arena, this.large);
 	}
 
-	/** The bytes a request of a class (-1 above the top) asks of the tiers: its class up to the front's limit, else its size. */
+	/**
+	 * The bytes a request of a class (or {@link Block#ABOVE_TOP_CLASS}) asks of the tiers: its class up to the front's
+	 * limit, else its size.
+	 */
 	long blockSize(int classIndex, long bytes) {
 		return this.policy.front(classIndex) ? this.ladder.size(classIndex) : bytes;
 	}
 
 	/**
-	 * The hit path: counts the request of {@code bytes} of a class (-1 above the top) on stripe {@code home},
-	 * and for a class the free lists keep, takes a cached block of it; null when there is none.
+	 * The hit path: counts the request of {@code bytes} of a class (or {@link Block#ABOVE_TOP_CLASS}) on stripe {@code
+	 * home}, and for a class the free lists keep, takes a cached block of it; null when there is none.
 	 */
 	Block hit(int classIndex, long bytes, int home) {
 		if (this.policy.front(classIndex)) {
-			return this.front.acquire(classIndex, bytes, home);
+			return this.front.hit(classIndex, bytes, home);
 		}
 		this.front.countRequest(classIndex, bytes, home);
 		return null;
@@ -89,7 +92,7 @@ final class Tiers {
 	 */
 	Block cached(int classIndex, long size, int home, boolean returned) {
 		if (!this.policy.front(classIndex)) {
-			return ((classIndex < 0) ? aboveTop() : this.arena).take(classIndex, size, home);
+			return ((classIndex == Block.ABOVE_TOP_CLASS) ? aboveTop() : this.arena).take(classIndex, size, home);
 		}
 		Block block = returned ? this.front.take(classIndex, size, home) : null;
 		if (block == null && this.policy.upgrades(classIndex)) {
@@ -106,8 +109,8 @@ final class Tiers {
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
 	 */
 	Block allocate(int classIndex, long size, int home) {
-		Block block = (classIndex >= 0 || aboveTop() == this.arena) ? this.arena.allocate(classIndex, size, home)
-				: this.large.allocate(size);
+		Block block = (classIndex != Block.ABOVE_TOP_CLASS || aboveTop() == this.arena)
+				? this.arena.allocate(classIndex, size, home) : this.large.allocate(size);
 		this.counters.notePeak(reservedBytes());
 		return block;
 	}
@@ -137,12 +140,18 @@ final class Tiers {
 	}
 
 	/**
-	 * Takes a returned block back from stripe {@code home}, cached where the policy allows; free segments
-	 * beyond {@code max-cached} go back to the allocator.
+	 * Takes a returned block back from stripe {@code home}: kept in the free lists where the policy allows, else given
+	 * to the arena or the large blocks ({@link FreeLists#beneath}); free segments beyond {@code max-cached} go back to
+	 * the allocator.
 	 */
 	void giveBack(Block block, int home) {
-		if (!this.front.giveBack(block, home, this.clock, mayCache(block))
-				&& reservedBytes() > this.policy.maxBytes()) {
+		long stamp = this.clock;
+		boolean cache = mayCache(block);
+		if (this.front.giveBack(block, home, stamp, cache)) {
+			return;
+		}
+		this.front.beneath(block).giveBack(block, home, stamp, cache);
+		if (reservedBytes() > this.policy.maxBytes()) {
 			long excess = this.policy.excess(cachedBytes());
 			if (excess > 0) {
 				this.arena.release(excess, Long.MAX_VALUE);
@@ -156,25 +165,26 @@ final class Tiers {
 	 */
 	boolean mayCache(Block block) {
 		int classIndex = block.classIndex;
-		if (classIndex >= 0 && !this.policy.front(classIndex)) {
+		boolean classed = classIndex != Block.ABOVE_TOP_CLASS;
+		if (classed && !this.policy.front(classIndex)) {
 			return false;
 		}
-		return this.policy.fits(classIndex, block.size,
-				(classIndex >= 0) ? this.arena.keptBuffers(classIndex) - 1 : 0, reservedBytes() - block.size)
-				|| this.policy.fits(classIndex, block.size, (classIndex >= 0) ? this.front.cachedBuffers(classIndex) : 0,
+		return this.policy.fits(classIndex, block.size, classed ? this.arena.keptBuffers(classIndex) - 1 : 0,
+				reservedBytes() - block.size)
+				|| this.policy.fits(classIndex, block.size, classed ? this.front.cachedBuffers(classIndex) : 0,
 						cachedAgainst(classIndex));
 	}
 
 	/** Whether a block may be set aside on a shelf: room under {@code max-cached}. */
 	boolean mayShelve(Block block) {
-		return this.policy.fits(-1, block.size, 0, cachedAgainst(block.classIndex));
+		return this.policy.fits(Block.ABOVE_TOP_CLASS, block.size, 0, cachedAgainst(block.classIndex));
 	}
 
 	/**
-	 * The cached bytes {@code max-cached} weighs keeping a block of a class (-1 above the top) against: for a
-	 * front class, what the free lists and shelves hold, since a block cut from a segment holds its span whether
-	 * it is kept or given back to the arena; for any other, all that is cached, since its block or segment is
-	 * an allocation of its own, which the allocator gets back when it is not kept.
+	 * The cached bytes {@code max-cached} weighs keeping a block of a class (or {@link Block#ABOVE_TOP_CLASS}) against:
+	 * for a front class, what the free lists and shelves hold, since a block cut from a segment holds its span whether it
+	 * is kept or given back to the arena; for any other, all that is cached, since its block or segment is an allocation
+	 * of its own, which the allocator gets back when it is not kept.
 	 */
 	private long cachedAgainst(int classIndex) {
 		return this.policy.front(classIndex) ? cachedAboveArena() : cachedBytes();
@@ -233,7 +243,7 @@ final class Tiers {
 	 * gives back what is free until it covers {@code bytes}; a large block of its own to the allocator.
 	 * @return the bytes the allocator got back
 	 */
-	long takeBack(List<Block> blocks, long bytes, long cutoff) {
+	long giveBackAll(List<Block> blocks, long bytes, long cutoff) {
 		List<Block> classBlocks = new ArrayList<>();
 		long freed = 0;
 		for (Block block : blocks) {
@@ -245,7 +255,7 @@ final class Tiers {
 				freed += block.size;
 			}
 		}
-		return freed + this.arena.takeBack(classBlocks, Math.max(0, bytes - freed), cutoff);
+		return freed + this.arena.giveBackAll(classBlocks, Math.max(0, bytes - freed), cutoff);
 	}
 
 	/** Counts the return of a block that goes onto a shelf rather than back through the free lists. */

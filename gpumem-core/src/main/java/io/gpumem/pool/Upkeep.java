@@ -33,7 +33,7 @@ final class Upkeep {
 
 	private final LeakWatch leaks;
 
-	private final Release release;
+	private final GiveBack giveBack;
 
 	private final Tiers tiers;
 
@@ -48,16 +48,16 @@ final class Upkeep {
 	private volatile boolean closed;
 
 	/**
-	 * The upkeep of pool {@code pool}, whose {@code recorder} it tells, whose late blocks go back through {@code release} and
-	 * whose {@code tiers} let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until
+	 * The upkeep of pool {@code pool}, whose {@code recorder} it tells, whose late blocks go back through {@code giveBack}
+	 * and whose {@code tiers} let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until
 	 * {@link #close()}.
 	 */
-	Upkeep(String pool, PoolRecorder recorder, LeakWatch leaks, Release release, Tiers tiers,
+	Upkeep(String pool, PoolRecorder recorder, LeakWatch leaks, GiveBack giveBack, Tiers tiers,
 			Duration idleTrimAfter) {
 		this.recorder = recorder;
 		this.pool = pool;
 		this.leaks = leaks;
-		this.release = release;
+		this.giveBack = giveBack;
 		this.tiers = tiers;
 		this.idleTrimNanos = (idleTrimAfter != null) ? idleTrimAfter.toNanos() : 0;
 		this.maintenance = Maintenance.schedule(this::maintain, this.idleTrimNanos);
@@ -83,8 +83,8 @@ final class Upkeep {
 	 * Gives back the blocks of leaked buffers, and those whose event has completed in the order they were closed.
 	 * @return whether any came back
 	 */
-	boolean takeBack() {
-		int released = this.leaks.reclaim(this.pool, this.release);
+	boolean giveBackLate() {
+		int released = this.leaks.reclaim(this.pool, this.giveBack);
 		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
 			Pending next = it.next();
 			if (settled(next.event) && this.pending.remove(next)) {
@@ -105,7 +105,7 @@ final class Upkeep {
 	 * and takes back those found.
 	 */
 	void awaitLeaks(long timeoutMillis) throws InterruptedException {
-		this.leaks.awaitReclaim(this.pool, this.release, timeoutMillis);
+		this.leaks.awaitReclaim(this.pool, this.giveBack, timeoutMillis);
 	}
 
 	/** The blocks waiting for their event, closed after stream work that has not completed, each with its wait. */
@@ -153,7 +153,7 @@ final class Upkeep {
 	void close() {
 		this.closed = true;
 		this.maintenance.cancel(false);
-		this.leaks.reclaim(this.pool, this.release);
+		this.leaks.reclaim(this.pool, this.giveBack);
 		giveBackAll();
 	}
 
@@ -171,7 +171,7 @@ final class Upkeep {
 	/** Gives the block back once its work has run: closing the event waits for it. */
 	private void giveBack(Pending pending) {
 		pending.event.close();
-		this.release.release(pending.block, pending.stripe, null);
+		this.giveBack.giveBack(pending.block, pending.stripe, null);
 		if (pending.lend != null) {
 			this.recorder.closed(pending.lend, pending.stream);
 		}
@@ -193,7 +193,7 @@ final class Upkeep {
 	private void maintain() {
 		try {
 			this.tiers.tick();
-			takeBack();
+			giveBackLate();
 			trimIdle();
 		}
 		catch (RuntimeException ex) {

@@ -102,7 +102,7 @@ public final class Arena extends Padding implements Tier {
 		long spanSize = spanSize(size);
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
-			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize, -1);
+			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize, Block.ABOVE_TOP_CLASS);
 			synchronized (this) {
 				addSegment(segment);
 			}
@@ -172,7 +172,7 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
-	long unmapFree(long bytes) {
+	long releaseFreeGranules(long bytes) {
 		long released = this.mapping.unmapFree(bytes, Long.MAX_VALUE);
 		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.release(this.source.allocator));
 		return released;
@@ -217,7 +217,7 @@ public final class Arena extends Padding implements Tier {
 		}
 		catch (RuntimeException ex) {
 			if (segment.granules != null) {
-				unmapFree(0);
+				releaseFreeGranules(0);
 			}
 			throw ex;
 		}

@@ -107,7 +107,7 @@ public final class Arenas implements Tier {
 		}
 		long shortfall = (mapping > 0) ? shard(own).shortfall(mapping) : 0;
 		for (int i = 1; i < this.shards.length && shortfall > 0; i++) {
-			shortfall -= shard(own + i).unmapFree(shortfall);
+			shortfall -= shard(own + i).releaseFreeGranules(shortfall);
 		}
 		try {
 			return shard(own).allocate(classIndex, size);
@@ -146,7 +146,7 @@ public final class Arenas implements Tier {
 		List<Block> blocks = new ArrayList<>();
 		try {
 			for (int i = 0; i < count; i++) {
-				blocks.add(first.allocate(-1, size));
+				blocks.add(first.allocate(Block.ABOVE_TOP_CLASS, size));
 			}
 		}
 		finally {
@@ -161,7 +161,7 @@ public final class Arenas implements Tier {
 	}
 
 	/** Takes back the blocks a tier above lets go of, free since {@code cutoff}, then releases as {@link #release}. */
-	public long takeBack(List<Block> blocks, long bytes, long cutoff) {
+	public long giveBackAll(List<Block> blocks, long bytes, long cutoff) {
 		blocks.forEach((block) -> giveBack(block, -1, cutoff, false));
 		return release(bytes, cutoff);
 	}

@@ -28,7 +28,7 @@ public final class ReservedBlocks {
 	}
 
 	/**
-	 * Books a block of {@code bytes} of a class (-1 above the top), or one given back for a count of -1.
+	 * Books a block of {@code bytes} of a class (or {@link Block#ABOVE_TOP_CLASS}), or one given back for a count of -1.
 	 * @return whether the class's blocks here are more than ever before
 	 */
 	public boolean add(int classIndex, int buffers, long bytes) {

@@ -41,7 +41,7 @@ final class SegmentSource {
 	/** The arena the segments are made for. */
 	private final Arena arena;
 
-	/** Whether the free lists keep the blocks of a class (-1 above the top). */
+	/** Whether the free lists keep the blocks of a class (or {@link Block#ABOVE_TOP_CLASS}). */
 	private final IntPredicate keeps;
 
 	SegmentSource(MemoryAllocator allocator, long segmentStep, Arena arena, IntPredicate keeps) {
@@ -53,7 +53,7 @@ final class SegmentSource {
 		this.others = (this.space != null) ? new FreeSpans() : this.kept;
 	}
 
-	/** The free spans a block of the class (-1 above the top) is cut from. */
+	/** The free spans a block of the class (or {@link Block#ABOVE_TOP_CLASS}) is cut from. */
 	FreeSpans spans(int classIndex) {
 		return this.keeps.test(classIndex) ? this.kept : this.others;
 	}
@@ -74,8 +74,8 @@ final class SegmentSource {
 	}
 
 	/**
-	 * A new segment for a span of {@code spanSize} bytes of a class (-1 above the top): a range reserved, or an
-	 * allocation, only of the span's size when the allocator refuses a whole segment.
+	 * A new segment for a span of {@code spanSize} bytes of a class (or {@link Block#ABOVE_TOP_CLASS}): a range reserved,
+	 * or an allocation, only of the span's size when the allocator refuses a whole segment.
 	 * @throws GpuOutOfMemoryException if the allocator refuses even that, or the span is larger than a range
 	 */
 	Span.Segment make(long spanSize, int classIndex) {

@@ -39,7 +39,7 @@ public final class Span {
 	/** When it was last freed, on the pool's clock, where it is free. */
 	long freeSince;
 
-	/** The class it is lent for (-1 above the top), where it is lent. */
+	/** The class it is lent for (or {@link Block#ABOVE_TOP_CLASS}), where it is lent. */
 	int classIndex;
 
 	/**

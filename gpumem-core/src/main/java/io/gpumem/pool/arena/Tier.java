@@ -12,14 +12,15 @@ import java.util.function.ObjLongConsumer;
 public interface Tier {
 
 	/**
-	 * A block this tier keeps for a request of a class (-1 above the top class) and of {@code size} bytes,
+	 * A block this tier keeps for a request of a class (or {@link Block#ABOVE_TOP_CLASS}) and of {@code size} bytes,
 	 * taken out; {@code home} is the stripe of the requesting thread. Null when it keeps none that fits.
 	 */
 	Block take(int classIndex, long size, int home);
 
 	/**
 	 * Takes back a block returned at {@code stamp} on the pool's clock: keeps it where {@code cache} allows and
-	 * the tier is open, and hands it to the tier beneath otherwise.
+	 * the tier is open, and hands it to the tier beneath otherwise, but for the free lists, the first tier a return
+	 * reaches, which leave a block they do not keep to the pool's router of takes and returns.
 	 * @return whether this tier kept it
 	 */
 	boolean giveBack(Block block, int home, long stamp, boolean cache);

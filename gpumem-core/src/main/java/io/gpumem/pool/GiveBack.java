@@ -8,8 +8,8 @@ import io.gpumem.pool.diagnostics.PoolRecorder;
  * close of its buffer's {@code lend} (null where not recorded).
  */
 @FunctionalInterface
-interface Release {
+interface GiveBack {
 
-	void release(Block block, int stripe, PoolRecorder.Lend lend);
+	void giveBack(Block block, int stripe, PoolRecorder.Lend lend);
 
 }
