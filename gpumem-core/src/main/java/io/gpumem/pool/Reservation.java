@@ -7,6 +7,7 @@ import java.util.concurrent.TimeUnit;
 
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryKind;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
@@ -116,12 +117,17 @@ final class Reservation implements MemorySource {
 		}
 	}
 
+	/**
+	 * {@inheritDoc} Unified memory may exceed the device (the driver pages it), so a unified pool's requests are held
+	 * to the budget only.
+	 */
 	@Override
 	public GpuOutOfMemoryException beyondReach(long bytes) {
 		long reach = this.reach;
 		if (reach < 0) {
 			long limit = this.allocator.limitBytes();
-			long capacity = this.allocator.memoryInfo().totalBytes();
+			long capacity = (this.allocator.kind() == MemoryKind.UNIFIED) ? Long.MAX_VALUE
+					: this.allocator.memoryInfo().totalBytes();
 			reach = (limit >= 0) ? Math.min(limit, capacity) : capacity;
 			this.reach = reach;
 		}

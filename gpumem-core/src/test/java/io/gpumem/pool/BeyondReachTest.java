@@ -12,7 +12,9 @@ import org.junit.jupiter.api.Named;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import org.junit.jupiter.params.provider.ValueSource;
 
+import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.backend.GpuBackend;
@@ -84,6 +86,36 @@ class BeyondReachTest {
 		assertThat(statistics.memoryWaits().gcRequests()).as("no collection").isZero();
 		assertThat(statistics.allocationFailures()).isEqualTo(1);
 		assertThat(lent.size()).isEqualTo(4096);
+	}
+
+	/** Unified memory may exceed the device, which pages it (CUDA's oversubscription): only a budget refuses at once. */
+	@ParameterizedTest(name = "{0}")
+	@ValueSource(booleans = { false, true })
+	void aUnifiedRequestAboveTheDeviceIsLeftToTheDriverAndOnlyABudgetRefusesIt(boolean budget) {
+		HostBackend host = open(new HostBackend(1024 * MIB));
+		MemoryAllocator unified = new AllocatorDecorator(host.allocator(MemoryKind.DEVICE)) {
+
+			@Override
+			public MemoryKind kind() {
+				return MemoryKind.UNIFIED;
+			}
+
+			@Override
+			public MemoryInfo memoryInfo() {
+				return new MemoryInfo(128 * MIB, 128 * MIB);
+			}
+
+		};
+		MemoryAllocator allocator = budget ? new LimitingAllocator(unified, 128 * MIB) : unified;
+		StratifiedMemoryPool pool = open(new StratifiedMemoryPool(allocator, PoolConfig.builder("unified").build()));
+		if (budget) {
+			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(256 * MIB))
+				.satisfies((ex) -> assertThat(ex.getMessage()).contains("larger than the budget, refused at once"));
+			return;
+		}
+		try (PooledBuffer paged = pool.acquire(256 * MIB)) {
+			assertThat(paged.capacity()).isGreaterThanOrEqualTo(256 * MIB);
+		}
 	}
 
 	@AfterEach
