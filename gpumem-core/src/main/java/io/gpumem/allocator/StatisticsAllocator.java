@@ -51,6 +51,11 @@ public final class StatisticsAllocator extends AllocatorDecorator {
 		this.currentCount.decrementAndGet();
 	}
 
+	/** Bytes allocated through this allocator and not yet freed: a plain read, for callers on a hot path. */
+	public long currentBytes() {
+		return this.currentBytes.get();
+	}
+
 	/** What has gone through so far. */
 	public AllocatorStatistics statistics() {
 		return new AllocatorStatistics(this.currentBytes.get(), this.peakBytes.get(), this.totalBytes.sum(),

@@ -6,6 +6,7 @@ import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
+import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.DeviceHealth;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -76,8 +77,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.ladder = config.sizeClasses();
 		this.config = config;
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
-		ReservedMemory reserved = new ReservedMemory(allocator);
-		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::bytes);
+		StatisticsAllocator reserved = new StatisticsAllocator(allocator);
+		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::currentBytes);
 		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
 		this.upkeep = new Upkeep(this.name, this.recorder, this.leaks, this::giveBack, this.tiers,

@@ -5,6 +5,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 
+import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.arena.Arena;
@@ -33,7 +34,7 @@ final class Tiers {
 
 	private final LargeBlocks large;
 
-	private final ReservedMemory reserved;
+	private final StatisticsAllocator reserved;
 
 	private final FreeLists front;
 
@@ -48,8 +49,11 @@ final class Tiers {
 
 	private boolean closed;
 
-	/** The tiers over {@code allocator}, which draws on {@code reserved}, the one count of the bytes they hold. */
-	Tiers(MemoryAllocator allocator, ReservedMemory reserved, PoolConfig config, PoolCounters counters) {
+	/**
+	 * The tiers over {@code allocator}, which draws on {@code reserved}: its current bytes are the one count of the
+	 * bytes they hold, which the statistics and history read too.
+	 */
+	Tiers(MemoryAllocator allocator, StatisticsAllocator reserved, PoolConfig config, PoolCounters counters) {
 		this.reserved = reserved;
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
@@ -270,7 +274,7 @@ final class Tiers {
 
 	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */
 	long reservedBytes() {
-		return this.reserved.bytes();
+		return this.reserved.currentBytes();
 	}
 
 	/** Above the top class: the arena where its segments are ranges, which serve any size; else large blocks. */

@@ -78,6 +78,7 @@ class AllocatorDecoratorsTest {
 		Allocation c = stats.allocate(100);
 		assertThatThrownBy(() -> stats.allocate(900)).isInstanceOf(GpuOutOfMemoryException.class);
 		assertThat(stats.statistics()).isEqualTo(new AllocatorStatistics(600, 800, 900, 2, 2, 3, 1));
+		assertThat(stats.currentBytes()).isEqualTo(600);
 		stats.free(b);
 		stats.free(c);
 		assertThat(stats.statistics().currentBytes()).isZero();

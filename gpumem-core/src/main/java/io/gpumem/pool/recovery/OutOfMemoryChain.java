@@ -1,7 +1,5 @@
 package io.gpumem.pool.recovery;
 
-import java.util.function.Supplier;
-
 import io.gpumem.memory.GpuOutOfMemoryException;
 
 /**
@@ -149,8 +147,7 @@ public final class OutOfMemoryChain<B> {
 		if (lent <= 0) {
 			return null;
 		}
-		Supplier<B> retry = () -> retried(request, refusal);
-		return this.collection.collect(lent, retry);
+		return this.collection.collect(lent, () -> retried(request, refusal));
 	}
 
 	/**
