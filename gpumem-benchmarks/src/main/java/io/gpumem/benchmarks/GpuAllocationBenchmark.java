@@ -26,6 +26,8 @@ import io.gpumem.cuda.CudaProbeResult;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.pool.diagnostics.BufferRecording;
+import io.gpumem.pool.diagnostics.HistoryConfig;
 
 /**
  * On a CUDA device: a pool hit against {@code cuMemAlloc} + {@code cuMemFree} and against the
@@ -44,6 +46,10 @@ public class GpuAllocationBenchmark {
 	@Param({ "1024", "65536", "1048576", "16777216", "67108864" })
 	public long size;
 
+	/** What the pool's history records: the default, or {@code OFF} to see what recording costs a large hit. */
+	@Param({ "LARGE" })
+	public BufferRecording buffers;
+
 	private CudaBackend backend;
 
 	private StratifiedMemoryPool pool;
@@ -58,7 +64,10 @@ public class GpuAllocationBenchmark {
 		}
 		this.backend = CudaBackend.open(0);
 		this.pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
-				PoolConfig.builder("gpu-bench").maxCachedBytes(1L << 30).build());
+				PoolConfig.builder("gpu-bench")
+					.maxCachedBytes(1L << 30)
+					.history(new HistoryConfig(this.buffers, HistoryConfig.DEFAULT_EVENTS))
+					.build());
 		this.backend.makeContextCurrent();
 		this.stream = new CUstream();
 		JCudaDriver.cuStreamCreate(this.stream, CUstream_flags.CU_STREAM_NON_BLOCKING);

@@ -1,15 +1,7 @@
 package io.gpumem.benchmarks;
 
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.Locale;
-import java.util.PriorityQueue;
-import java.util.SplittableRandom;
-import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
 
 import io.gpumem.backend.GpuBackend;
 
@@ -26,7 +18,7 @@ import io.gpumem.backend.GpuBackend;
 public final class ServiceReplay {
 
 	/** A worker's mean time between the end of one request and the start of the next, in units of a mean hold. */
-	private static final double MEAN_PAUSE = 0.2;
+	static final double MEAN_PAUSE = 0.2;
 
 	private ServiceReplay() {
 	}
@@ -41,9 +33,10 @@ public final class ServiceReplay {
 		try (GpuBackend backend = ServiceWorkload.backend(options.backend())) {
 			for (int workers : options.workers()) {
 				for (String lender : options.lenders()) {
-					Replayed[] runs = new Replayed[options.repeat()];
+					TraceReplay.Replayed[] runs = new TraceReplay.Replayed[options.repeat()];
 					for (int seed = 0; seed < runs.length; seed++) {
-						runs[seed] = replay(Lender.create(lender, backend), workers, options, seed);
+						runs[seed] = TraceReplay.replay(Trace.schedule(options.shape(), workers, options.requests(),
+								MEAN_PAUSE, seed), Lender.create(lender, backend));
 					}
 					System.out.println(row(workers, lender, runs));
 				}
@@ -51,98 +44,15 @@ public final class ServiceReplay {
 		}
 	}
 
-	/** Replays the options' requests against a fresh lender, in the order seed {@code seed} draws, and closes it. */
-	static Replayed replay(Lender lender, int workers, ServiceWorkload.Options options, long seed)
-			throws InterruptedException, ExecutionException {
-		ExecutorService[] threads = new ExecutorService[workers];
-		Arrays.setAll(threads, (w) -> Executors.newSingleThreadExecutor());
-		try (lender) {
-			SplittableRandom order = new SplittableRandom(seed);
-			PriorityQueue<Step> steps = new PriorityQueue<>(Comparator.comparingDouble(Step::time));
-			for (int w = 0; w < workers; w++) {
-				steps.add(new Step(order.nextDouble(), w));
-			}
-			Object[][] buffers = new Object[workers][];
-			long[] requested = new long[workers];
-			long lent = 0;
-			long peakLent = 0;
-			long peakHeld = 0;
-			long acquires = 0;
-			byte[] payload = new byte[64];
-			for (int started = 0, done = 0; done < options.requests();) {
-				Step step = steps.poll();
-				int w = step.worker();
-				if (buffers[w] == null && started < options.requests()) {
-					long[] sizes = options.shape().sizes(new SplittableRandom(started++));
-					buffers[w] = on(threads[w], () -> {
-						Object[] taken = new Object[sizes.length];
-						for (int i = 0; i < sizes.length; i++) {
-							taken[i] = lender.acquire(sizes[i]);
-							lender.write(taken[i], payload);
-						}
-						return taken;
-					});
-					requested[w] = Arrays.stream(sizes).sum();
-					acquires += sizes.length;
-					lent += requested[w];
-					peakLent = Math.max(peakLent, lent);
-					peakHeld = Math.max(peakHeld, lender.heldBytes());
-					steps.add(new Step(step.time() + exponential(order, 1), w));
-				}
-				else if (buffers[w] != null) {
-					Object[] taken = buffers[w];
-					on(threads[w], () -> Arrays.stream(taken).forEach(lender::release));
-					buffers[w] = null;
-					lent -= requested[w];
-					done++;
-					steps.add(new Step(step.time() + exponential(order, MEAN_PAUSE), w));
-				}
-			}
-			return new Replayed(Math.max(peakHeld, lender.peakHeldBytes()), peakLent, lender.freshAllocations(),
-					acquires);
-		}
-		finally {
-			for (ExecutorService thread : threads) {
-				thread.shutdown();
-				thread.awaitTermination(10, TimeUnit.SECONDS);
-			}
-		}
-	}
-
-	private static String row(int workers, String lender, Replayed[] runs) {
-		double[] ratios = Arrays.stream(runs).mapToDouble(Replayed::heldPerLent).toArray();
-		long fresh = Arrays.stream(runs).mapToLong(Replayed::freshAllocations).sum();
-		long acquires = Arrays.stream(runs).mapToLong(Replayed::acquires).sum();
+	private static String row(int workers, String lender, TraceReplay.Replayed[] runs) {
+		double[] ratios = Arrays.stream(runs).mapToDouble(TraceReplay.Replayed::heldPerLent).toArray();
+		long fresh = Arrays.stream(runs).mapToLong(TraceReplay.Replayed::freshAllocations).sum();
+		long acquires = Arrays.stream(runs).mapToLong(TraceReplay.Replayed::acquires).sum();
 		String each = String.join(" ", Arrays.stream(ratios).mapToObj((r) -> String.format(Locale.ROOT, "%.3f", r))
 			.toArray(String[]::new));
 		String freshShare = (fresh < 0) ? "–" : String.format(Locale.ROOT, "%.2f%%", 100.0 * fresh / acquires);
 		return String.format(Locale.ROOT, "| %d | %s | %s | %.3f | %.3f | %s |", workers, lender, each,
 				Arrays.stream(ratios).average().orElse(0), Arrays.stream(ratios).max().orElse(0), freshShare);
-	}
-
-	private static double exponential(SplittableRandom random, double mean) {
-		return -mean * Math.log(1 - random.nextDouble());
-	}
-
-	private static <T> T on(ExecutorService thread, Callable<T> step) throws InterruptedException, ExecutionException {
-		return thread.submit(step).get();
-	}
-
-	private static void on(ExecutorService thread, Runnable step) throws InterruptedException, ExecutionException {
-		thread.submit(step).get();
-	}
-
-	/** A worker's next step, at a time in units of a mean hold. */
-	private record Step(double time, int worker) {
-	}
-
-	/** What one replay measured. */
-	record Replayed(long peakHeld, long peakLent, long freshAllocations, long acquires) {
-
-		double heldPerLent() {
-			return (double) this.peakHeld / this.peakLent;
-		}
-
 	}
 
 }

@@ -21,7 +21,7 @@ import io.gpumem.verification.StepResult.Status;
  */
 final class BenchmarksStep {
 
-	private static final String GPU_COMPARISON = "io.gpumem.benchmarks.GpuComparison";
+	static final String GPU_COMPARISON = "io.gpumem.benchmarks.GpuComparison";
 
 	private static final String SERVICE_WORKLOAD = "io.gpumem.benchmarks.ServiceWorkload";
 
@@ -29,7 +29,7 @@ final class BenchmarksStep {
 	private static final List<String> WORKLOAD = List.of("--backend", "cuda", "--repeat", "1");
 
 	/** JMH options for a run of about a minute: one fork, one warm-up and three measured iterations of 0.3 s. */
-	private static final List<String> BRIEF = List.of("-f", "1", "-wi", "1", "-i", "3", "-w", "300ms", "-r", "300ms");
+	static final List<String> BRIEF = List.of("-f", "1", "-wi", "1", "-i", "3", "-w", "300ms", "-r", "300ms");
 
 	private BenchmarksStep() {
 	}
@@ -46,9 +46,8 @@ final class BenchmarksStep {
 		details.put("command", "GpuComparison " + String.join(" ", BRIEF));
 		details.put("exitCode", exit);
 		if (exit != 0) {
-			String why = (exit == JavaProcess.TIMED_OUT) ? "did not end within " + timeoutSeconds + " s"
-					: "exited with " + exit;
-			return new StepResult("GPU benchmarks", Status.FAILED, "GpuComparison " + why + "; see benchmarks.log",
+			return new StepResult("GPU benchmarks", Status.FAILED,
+					"GpuComparison " + JavaProcess.ending(exit, timeoutSeconds) + "; see benchmarks.log",
 					EnvironmentStep.seconds(start), details);
 		}
 		if (!gpu) {
@@ -60,13 +59,7 @@ final class BenchmarksStep {
 					(said != null) ? said : "GpuComparison did not say why it measured nothing; see benchmarks.log",
 					EnvironmentStep.seconds(start), details);
 		}
-		Map<String, Map<String, Double>> nanosBySize = new LinkedHashMap<>();
-		for (JsonNode result : JsonMapper.shared().readTree(json.toFile())) {
-			String benchmark = result.get("benchmark").asString();
-			nanosBySize.computeIfAbsent(result.path("params").path("size").asString(), (size) -> new LinkedHashMap<>())
-				.put(benchmark.substring(benchmark.lastIndexOf('.') + 1),
-						result.get("primaryMetric").get("score").asDouble());
-		}
+		Map<String, Map<String, Double>> nanosBySize = nanosBySize(json);
 		details.put("nanosPerOperationBySize", nanosBySize);
 		Path workloadJson = bundle.out().resolve("service-workload.json");
 		List<String> workload = new ArrayList<>(WORKLOAD);
@@ -76,9 +69,8 @@ final class BenchmarksStep {
 				timeoutSeconds);
 		details.put("workloadExitCode", workloadExit);
 		if (workloadExit != 0 || !Files.exists(workloadJson)) {
-			return new StepResult("GPU benchmarks", Status.FAILED, "the service workload "
-					+ ((workloadExit == JavaProcess.TIMED_OUT) ? "did not end within " + timeoutSeconds + " s"
-							: "exited with " + workloadExit) + "; see benchmarks.log",
+			return new StepResult("GPU benchmarks", Status.FAILED,
+					"the service workload " + JavaProcess.ending(workloadExit, timeoutSeconds) + "; see benchmarks.log",
 					EnvironmentStep.seconds(start), details);
 		}
 		details.put("serviceWorkload", JsonMapper.shared().readTree(workloadJson.toFile()));
@@ -86,6 +78,18 @@ final class BenchmarksStep {
 				nanosBySize.size() + " sizes measured against cuMemAlloc and cuMemAllocAsync, and the service workload "
 						+ "on CUDA; tables in benchmarks.log",
 				EnvironmentStep.seconds(start), details);
+	}
+
+	/** {@code GpuComparison}'s JMH results: nanoseconds per operation by size, then by benchmark. */
+	static Map<String, Map<String, Double>> nanosBySize(Path json) {
+		Map<String, Map<String, Double>> nanosBySize = new LinkedHashMap<>();
+		for (JsonNode result : JsonMapper.shared().readTree(json.toFile())) {
+			String benchmark = result.get("benchmark").asString();
+			nanosBySize.computeIfAbsent(result.path("params").path("size").asString(), (size) -> new LinkedHashMap<>())
+				.put(benchmark.substring(benchmark.lastIndexOf('.') + 1),
+						result.get("primaryMetric").get("score").asDouble());
+		}
+		return nanosBySize;
 	}
 
 }

@@ -11,6 +11,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.Set;
 
 import tools.jackson.databind.json.JsonMapper;
 
@@ -21,13 +22,15 @@ import io.gpumem.verification.StepResult.Status;
 /**
  * Proves the CUDA path on the machine it runs on, from the unpacked GPU bundle: reports the device,
  * driver and CUDA versions, runs every real-driver test, checks every endpoint of the sample service on
- * CUDA against references, and runs the GPU benchmarks briefly. Where no CUDA device is found it says so,
+ * CUDA against references, runs the GPU benchmarks briefly, and compares gpumem's pool with PyTorch's, CuPy's and
+ * CUDA's allocators on the same traces. Where no CUDA device is found it says so,
  * runs the same checks on the host backend, and exits with {@value #NO_GPU}.
  * <p>
  * Writes {@code verify.log} and {@code summary.json} into the output folder, beside each step's own files
  * ({@code tests.log}, {@code tests.xml}, {@code sample.log}, {@code benchmarks.log}, {@code benchmarks.json},
- * {@code service-workload.json}).
- * <pre>{@code java -cp 'app:natives:lib/*:tools/*' io.gpumem.verification.GpuVerification --out DIR}</pre>
+ * {@code service-workload.json}, {@code allocators.md}, {@code allocators.jsonl}, {@code allocators.log}).
+ * <pre>{@code java -cp 'app:natives:lib/*:tools/*' io.gpumem.verification.GpuVerification --out DIR \
+ *     [--steps tests,sample,benchmarks,allocators]}</pre>
  */
 public final class GpuVerification {
 
@@ -50,28 +53,44 @@ public final class GpuVerification {
 	/** For each of the two benchmark programs. */
 	private static final long BENCHMARKS_SECONDS = 135;
 
+	/** For each program of the allocator comparison. */
+	private static final long ALLOCATORS_SECONDS = 240;
+
+	/** Details too long for the text report, written into the JSON report only. */
+	private static final Set<String> JSON_ONLY = Set.of("gpumem", "records");
+
+	/** The steps after the environment's, by the name {@code --steps} takes, in the order they run. */
+	private static final List<String> STEPS = List.of("tests", "sample", "benchmarks", "allocators");
+
 	private final Bundle bundle;
 
 	private final PrintStream log;
 
-	private GpuVerification(Bundle bundle, PrintStream log) {
+	private final List<String> steps;
+
+	private GpuVerification(Bundle bundle, PrintStream log, List<String> steps) {
 		this.bundle = bundle;
 		this.log = log;
+		this.steps = steps;
 	}
 
 	public static void main(String[] args) {
 		System.exit(run(args));
 	}
 
-	/** Runs the verification with {@code --out DIR} (required) and {@code --bundle DIR} (default: here). */
+	/**
+	 * Runs the verification with {@code --out DIR} (required), {@code --bundle DIR} (default: here) and
+	 * {@code --steps NAME,...} (default: all of {@link #STEPS}; the environment's always runs).
+	 */
 	static int run(String[] args) {
 		Map<String, String> options = new LinkedHashMap<>();
 		for (int i = 0; i + 1 < args.length; i += 2) {
 			options.put(args[i], args[i + 1]);
 		}
+		List<String> steps = List.of(options.getOrDefault("--steps", String.join(",", STEPS)).split(","));
 		if (args.length % 2 != 0 || !options.containsKey("--out")
-				|| !options.keySet().stream().allMatch((key) -> key.equals("--out") || key.equals("--bundle"))) {
-			System.err.println("usage: GpuVerification --out DIR [--bundle DIR]");
+				|| !List.of("--out", "--bundle", "--steps").containsAll(options.keySet()) || !STEPS.containsAll(steps)) {
+			System.err.println("usage: GpuVerification --out DIR [--bundle DIR] [--steps NAME,...], steps of " + STEPS);
 			return USAGE;
 		}
 		Path root = Path.of(options.getOrDefault("--bundle", ".")).toAbsolutePath().normalize();
@@ -84,7 +103,7 @@ public final class GpuVerification {
 			Path work = Files.createTempDirectory("gpumem-verification");
 			try (PrintStream file = new PrintStream(Files.newOutputStream(out.resolve("verify.log"),
 					StandardOpenOption.CREATE, StandardOpenOption.TRUNCATE_EXISTING), true)) {
-				return new GpuVerification(new Bundle(root, out, work), new Tee(System.out, file)).verify();
+				return new GpuVerification(new Bundle(root, out, work), new Tee(System.out, file), steps).verify();
 			}
 		}
 		catch (IOException ex) {
@@ -100,10 +119,19 @@ public final class GpuVerification {
 		boolean gpu = probe.usable();
 		List<StepResult> steps = new ArrayList<>();
 		steps.add(report(EnvironmentStep.run(probe)));
-		steps.add(report(step("real-driver tests", () -> RealDriverTestsStep.run(this.bundle, gpu, TESTS_SECONDS))));
-		steps.add(report(step("sample service",
-				() -> SampleServiceStep.run(this.bundle, gpu, SAMPLE_SECONDS))));
-		steps.add(report(step("GPU benchmarks", () -> BenchmarksStep.run(this.bundle, gpu, BENCHMARKS_SECONDS))));
+		if (this.steps.contains("tests")) {
+			steps.add(report(step("real-driver tests", () -> RealDriverTestsStep.run(this.bundle, gpu, TESTS_SECONDS))));
+		}
+		if (this.steps.contains("sample")) {
+			steps.add(report(step("sample service", () -> SampleServiceStep.run(this.bundle, gpu, SAMPLE_SECONDS))));
+		}
+		if (this.steps.contains("benchmarks")) {
+			steps.add(report(step("GPU benchmarks", () -> BenchmarksStep.run(this.bundle, gpu, BENCHMARKS_SECONDS))));
+		}
+		if (this.steps.contains("allocators")) {
+			steps.add(report(step(AllocatorComparisonStep.NAME,
+					() -> AllocatorComparisonStep.run(this.bundle, gpu, ALLOCATORS_SECONDS))));
+		}
 		boolean failed = steps.stream().anyMatch((step) -> step.status() == Status.FAILED);
 		int exit = failed ? FAILED : gpu ? PASSED : NO_GPU;
 		String result = failed ? "FAILED" : gpu ? "PASSED" : "NO_GPU";
@@ -128,7 +156,7 @@ public final class GpuVerification {
 			if (key.equals("checks")) {
 				((List<?>) value).forEach((check) -> this.log.println("    " + check));
 			}
-			else if (!key.equals("gpumem")) {
+			else if (!JSON_ONLY.contains(key)) {
 				this.log.println("    " + key + ": " + value);
 			}
 		});

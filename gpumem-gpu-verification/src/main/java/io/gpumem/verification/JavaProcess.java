@@ -6,7 +6,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** A JVM started from the bundle's runtime with one of the bundle's class paths, its output going to a file. */
+/**
+ * A child process of the verification, its output going to a file: a JVM started from the bundle's runtime with one
+ * of the bundle's class paths, or another program of the machine's, such as {@code python3}.
+ */
 final class JavaProcess {
 
 	/** The exit code reported for a process that outlived its time and was killed. */
@@ -34,6 +37,11 @@ final class JavaProcess {
 		command.add(classPath);
 		command.add(mainClass);
 		command.addAll(arguments);
+		return start(directory, command, log);
+	}
+
+	/** Starts {@code command}, run from {@code directory}, its output appended to {@code log}. */
+	static JavaProcess start(Path directory, List<String> command, Path log) throws IOException {
 		Process process = new ProcessBuilder(command).directory(directory.toFile())
 			.redirectErrorStream(true)
 			.redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
@@ -45,6 +53,17 @@ final class JavaProcess {
 	static int run(Path directory, String classPath, String mainClass, List<String> arguments, Path log,
 			long timeoutSeconds) throws IOException, InterruptedException {
 		return start(directory, classPath, List.of(), mainClass, arguments, log).waitFor(timeoutSeconds);
+	}
+
+	/** Runs {@code command} to its end, or kills it after {@code timeoutSeconds}; answers its exit code. */
+	static int run(Path directory, List<String> command, Path log, long timeoutSeconds)
+			throws IOException, InterruptedException {
+		return start(directory, command, log).waitFor(timeoutSeconds);
+	}
+
+	/** How a process ended, for a report: killed after {@code timeoutSeconds}, or its exit code. */
+	static String ending(int exit, long timeoutSeconds) {
+		return (exit == TIMED_OUT) ? "did not end within " + timeoutSeconds + " s" : "exited with " + exit;
 	}
 
 	boolean isAlive() {

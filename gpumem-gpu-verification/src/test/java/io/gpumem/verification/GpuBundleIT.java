@@ -44,7 +44,7 @@ class GpuBundleIT {
 		List<String> steps = new ArrayList<>();
 		summary.get("steps").forEach((step) -> steps.add(step.get("name").asString()));
 		assertThat(steps).containsExactly("device, driver and CUDA versions", "real-driver tests", "sample service",
-				"GPU benchmarks");
+				"GPU benchmarks", "allocator comparison");
 
 		JsonNode environment = step(summary, 0);
 		assertThat(environment.get("details").get("cudaUsable").asBoolean()).isEqualTo(gpu);
@@ -67,6 +67,8 @@ class GpuBundleIT {
 			assertThat(environment.get("status").asString()).isEqualTo("NO_GPU");
 			assertThat(environment.get("summary").asString()).startsWith("no CUDA device: ");
 			assertThat(step(summary, 3).get("status").asString()).isEqualTo("NO_GPU");
+			assertThat(step(summary, 4).get("status").asString()).as("%s", step(summary, 4)).isEqualTo("NO_GPU");
+			assertThat(out.resolve("allocators.md")).content().contains("sample-mixed", "gpumem-fixed", "stand-in");
 			assertThat(out.resolve("verify.log")).content()
 				.contains("no CUDA device here; the checks that need none passed");
 		}
