@@ -56,23 +56,24 @@ class ArenaShardsTest {
 		assertThat(this.pool.reservedBytes()).isEqualTo(8 * MIB);
 	}
 
+	/**
+	 * A shard that maps unmaps nothing to make room first, in another shard or its own (on a GPU each unmap is a driver
+	 * call, and the granule is soon wanted again): the other shard's free granules stay mapped until a trim.
+	 */
 	@Test
-	void whatAShardMapsTheOthersMakeUpForWithTheirFreeGranules() {
+	void aShardThatMapsLeavesTheOthersFreeGranulesMappedUntilATrim() {
 		on(this.first, () -> this.pool.acquire(8 * MIB).close());
 		long allocations = this.physical.statistics().totalCount();
 		on(this.second, () -> {
 			try (PooledBuffer larger = this.pool.acquire(16 * MIB)) {
 				assertThat(this.physical.statistics().totalCount() - allocations)
 					.as("the second shard mapped eight granules of its own").isEqualTo(8);
-				assertThat(this.pool.reservedBytes()).as("the first shard's free 8 MiB unmapped").isEqualTo(16 * MIB);
-				assertThat(this.physical.statistics().peakBytes()).as("unmapped before the second shard mapped")
-					.isEqualTo(16 * MIB);
-				assertThat(this.pool.statistics().segments().addressBytes())
-					.as("the first shard's range, empty, given back").isEqualTo(256 * MIB);
+				assertThat(this.pool.reservedBytes()).as("the first shard's free 8 MiB still mapped").isEqualTo(24 * MIB);
 			}
 		});
 		this.pool.trim(0);
 		assertThat(this.pool.reservedBytes()).isZero();
+		assertThat(this.pool.statistics().segments().addressBytes()).isZero();
 	}
 
 	/**
@@ -120,20 +121,6 @@ class ArenaShardsTest {
 		assertThat(this.pool.reservedBytes()).as("a second granule of it").isEqualTo(4 * MIB);
 		granuleFull.forEach(PooledBuffer::close);
 		second.close();
-	}
-
-	/** A fit partly mapped: its mapped granules are lent by the cut, so the other shard unmaps all it holds free. */
-	@Test
-	void theGranulesAFitAlreadyMapsAreNotCountedFreeWhenItsShardGrows() {
-		PooledBuffer kept = on(this.first, () -> this.pool.acquire(8 * MIB));
-		on(this.second, () -> this.pool.acquire(4 * MIB).close());
-		kept.close();
-		on(this.second, () -> {
-			try (PooledBuffer larger = this.pool.acquire(12 * MIB)) {
-				assertThat(this.pool.reservedBytes()).as("the first shard's free 8 MiB unmapped").isEqualTo(12 * MIB);
-				assertThat(this.physical.statistics().peakBytes()).isEqualTo(12 * MIB);
-			}
-		});
 	}
 
 	/**

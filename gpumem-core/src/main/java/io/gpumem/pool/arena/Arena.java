@@ -154,11 +154,6 @@ public final class Arena extends Padding implements Tier {
 		return this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
 	}
 
-	/** Bytes a block that maps {@code mapping} here would map beyond the free granules this shard unmaps first. */
-	synchronized long shortfall(long mapping) {
-		return (mapping == 0) ? 0 : Math.max(0, mapping - this.source.mappedFree());
-	}
-
 	/** The memory held in pieces, in the order made: each segment whole, or each run of mapped granules. */
 	synchronized List<Span.Piece> pieces() {
 		List<Span.Piece> pieces = new ArrayList<>();
@@ -171,11 +166,9 @@ public final class Arena extends Padding implements Tier {
 		return expandable() ? this.addressBytes : 0;
 	}
 
-	/** Over expandable segments, unmaps free granules until they cover {@code bytes}, and gives back empty ranges. */
-	long releaseFreeGranules(long bytes) {
-		long released = this.mapping.unmapFree(bytes, Long.MAX_VALUE);
+	/** Gives back the ranges with nothing mapped, as a new one whose granules could not be mapped. */
+	private void releaseEmptyRanges() {
 		removeFree(0, Long.MIN_VALUE).forEach((segment) -> segment.release(this.source.allocator));
-		return released;
 	}
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
@@ -217,7 +210,7 @@ public final class Arena extends Padding implements Tier {
 		}
 		catch (RuntimeException ex) {
 			if (segment.granules != null) {
-				releaseFreeGranules(0);
+				releaseEmptyRanges();
 			}
 			throw ex;
 		}

@@ -10,12 +10,11 @@ import io.gpumem.memory.MemoryAllocator;
 /**
  * The arena behind a pool's classes, over expandable segments as shards that the requesting thread's stripe picks,
  * each with its own lock, ranges and spans, so that requests above the free lists do not queue on one lock (RMM's
- * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up
- * to {@value #MAX_FOREIGN_TAKES} in a row), one that must map does so in the shard where it maps the fewest granules,
- * and before a shard maps, the others unmap as many free granules, so that no shard strands memory and the device
- * rarely holds both. The blocks the free lists keep, few and rarely asked for once cached, are all cut from the first
- * shard, so that only one shard's range holds a partly used granule of them. Over fixed segments, which go back only
- * whole, one shard.
+ * {@code arena_memory_resource}): a request takes a fit any shard holds mapped before its own shard maps more (up to
+ * {@value #MAX_FOREIGN_TAKES} in a row), one that must map does so in the shard where it maps the fewest granules, its
+ * own on a tie; free granules stay mapped until a trim. The blocks the free lists keep, few and rarely asked for once
+ * cached, are all cut from the first shard, so that only one shard's range holds a partly used granule of them. Over
+ * fixed segments, which go back only whole, one shard.
  */
 public final class Arenas implements Tier {
 
@@ -91,8 +90,7 @@ public final class Arenas implements Tier {
 	/**
 	 * A block from the shard where it maps the fewest granules ({@link FreeSpans#mapping}), stripe {@code home}'s on
 	 * a tie (the first, for a class the free lists keep; a fit another shard holds mapped only through {@link #take}),
-	 * mapping or allocating as needed, once the other shards have unmapped as many of their free granules as it would
-	 * map beyond that shard's own. Where the allocator refuses, a fit another shard holds still serves.
+	 * mapping or allocating as needed. Where the allocator refuses, a fit another shard holds still serves.
 	 * @throws GpuOutOfMemoryException if the allocator refuses and no shard has a fit
 	 */
 	public Block allocate(int classIndex, long size, int home) {
@@ -104,10 +102,6 @@ public final class Arenas implements Tier {
 				own = home + i;
 				mapping = there;
 			}
-		}
-		long shortfall = (mapping > 0) ? shard(own).shortfall(mapping) : 0;
-		for (int i = 1; i < this.shards.length && shortfall > 0; i++) {
-			shortfall -= shard(own + i).releaseFreeGranules(shortfall);
 		}
 		try {
 			return shard(own).allocate(classIndex, size);

@@ -68,15 +68,6 @@ final class FreeSpans {
 		return (front != 0 && granules.unmappedBytes(back, back + size) < front) ? back : span.offset;
 	}
 
-	/** Bytes of the mapped granules lying wholly in these free spans, which must be in expandable segments. */
-	long mappedFree() {
-		long bytes = 0;
-		for (Span span : this.free) {
-			bytes += span.segment.granules.mappedWithin(span.offset, span.offset + span.size);
-		}
-		return bytes;
-	}
-
 	/** Adds a new segment's span, all free. */
 	void add(Span whole) {
 		whole.free = true;

@@ -40,10 +40,11 @@ final class GranuleMapping {
 	}
 
 	/**
-	 * Maps the granules a lent span touches that are not mapped, once as many lying wholly in free spans are unmapped,
-	 * so that memory is held where it is lent, not in holes no request fits. The driver's calls are made outside the
-	 * lock, on granules claimed under it once no other thread unmaps them; where the device refuses the memory while
-	 * unmaps are under way, or after some ended, it tries again once as many bytes are unmapped as were then under way.
+	 * Maps the granules a lent span touches that are not mapped. Free granules stay mapped until a trim: a request
+	 * unmaps none to make room first, since on a GPU each is a driver call of tens of microseconds and the granule is
+	 * soon wanted again. The driver's calls are made outside the lock, on granules claimed under it once no other
+	 * thread unmaps them; where the device refuses the memory while unmaps are under way, or after some ended, it
+	 * tries again once as many bytes are unmapped as were then under way.
 	 * @throws GpuOutOfMemoryException naming the span's bytes and the device's free memory once its granules are back,
 	 * where the device refuses one
 	 */
@@ -61,20 +62,17 @@ final class GranuleMapping {
 	private void mapGranules(Span span) {
 		Granules granules = span.segment.granules;
 		int[] claimed;
-		Unmapping room = new Unmapping();
 		synchronized (this.arena) {
 			long from = span.offset;
 			long to = from + span.size;
 			await(this.arena, () -> !granules.busy(from, to));
 			claimed = granules.claim(from, to);
-			takeFree(claimed.length * this.granule, Long.MAX_VALUE, room);
 		}
 		if (claimed.length == 0) {
 			return;
 		}
 		Allocation[] physical = new Allocation[claimed.length];
 		try {
-			unmap(room);
 			long ended = this.unmaps.ended();
 			try {
 				granules.map(claimed, physical, this.allocator);

@@ -58,11 +58,6 @@ final class SegmentSource {
 		return this.keeps.test(classIndex) ? this.kept : this.others;
 	}
 
-	/** Bytes of the mapped granules lying wholly in free spans, over expandable segments: what can be unmapped. */
-	long mappedFree() {
-		return this.kept.mappedFree() + this.others.mappedFree();
-	}
-
 	/** The size of a segment made for a span of {@code spanSize} bytes. */
 	long segmentSize(long spanSize) {
 		long steps = (spanSize + this.step - 1) / this.step * this.step;

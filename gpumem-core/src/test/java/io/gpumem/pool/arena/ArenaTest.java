@@ -197,7 +197,7 @@ class ArenaTest {
 		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
 		assertThat(expandable.segmentBytes()).as("the second granule, half lent").isEqualTo(GRANULE);
-		assertThat(expandable.shortfall(expandable.mapping(0, MIB))).as("nothing to map for a MiB").isZero();
+		assertThat(expandable.mapping(0, MIB)).as("nothing to map for a MiB").isZero();
 
 		Block placed = expandable.take(0, MIB, 0);
 		assertThat(placed).as("a mapped fit").isNotNull();
@@ -213,11 +213,11 @@ class ArenaTest {
 	}
 
 	/**
-	 * A request placed at the back of its fit takes none of the mapped granules left free before it: what its shard
-	 * must map beyond its own free granules is nothing, and its own free granule makes the room.
+	 * A request placed at the back of its fit maps one granule where its front would map two, and leaves the free
+	 * granule before it mapped and free: nothing is unmapped to make room.
 	 */
 	@Test
-	void aRequestAtTheBackOfItsFitLeavesTheFreeGranulesBeforeItFree() {
+	void aRequestAtTheBackOfItsFitMapsOneGranuleWhereItsFrontWouldMapTwo() {
 		Arena expandable = expandableArena();
 		List<Block> blocks = new ArrayList<>();
 		for (long size : new long[] { GRANULE, GRANULE, GRANULE, GRANULE, MIB, MIB }) {
@@ -231,11 +231,11 @@ class ArenaTest {
 		expandable.giveBack(blocks.get(4), 0, 0, false);
 		assertThat(expandable.segmentBytes()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
 
-		assertThat(expandable.shortfall(expandable.mapping(0, 3 * MIB))).as("the third granule makes room for the fourth")
-			.isZero();
+		assertThat(expandable.mapping(0, 3 * MIB)).as("one granule to map").isEqualTo(GRANULE);
 		Block placed = expandable.allocate(0, 3 * MIB);
 		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
-		assertThat(expandable.segmentBytes()).as("the fourth granule mapped for the third").isEqualTo(2 * GRANULE);
+		assertThat(expandable.segmentBytes()).as("the fourth granule mapped beside the third, free")
+			.isEqualTo(3 * GRANULE);
 		expandable.giveBack(placed, 0, 0, false);
 		expandable.giveBack(blocks.get(5), 0, 0, false);
 		expandable.close();
