@@ -257,10 +257,7 @@ abstract class Lender implements AutoCloseable {
 		}
 
 		private void spin() {
-			long end = System.nanoTime() + this.nanos;
-			while (System.nanoTime() < end) {
-				Thread.onSpinWait();
-			}
+			ServiceWorkload.Hold.SPIN.hold(this.nanos);
 		}
 
 		@Override

@@ -28,11 +28,12 @@ import io.gpumem.device.BackendSelection;
 import io.gpumem.memory.ByteSizes;
 
 /**
- * The service workload, the yardstick of gpumem's pools: {@code N} worker threads fed from one FIFO
- * queue, as Tomcat's executor is, so that a request rarely runs on the thread that released the buffers
- * it could reuse. Each request takes its buffers ({@link RequestShape}), writes to each, holds them for
- * a while (parked, as a thread waiting on the GPU is) and closes them; the run starts cold. Every
- * lender ({@link Lender}) serves the same requests in one run, at every worker count:
+ * The service workload, the yardstick of gpumem's pools: {@code N} worker threads fed from one FIFO queue, as
+ * Tomcat's executor is, so that a request rarely runs on the thread that released the buffers it could reuse. Each
+ * request takes its buffers ({@link RequestShape}), writes to each, holds them for a while ({@link Hold}: parked, as a
+ * thread blocked on the GPU is, or spinning, as one in {@code cuStreamSynchronize} does under CUDA's default
+ * scheduling) and closes them; each run starts from an empty lender. Every lender ({@link Lender}) serves the same
+ * requests in one run, at every worker count:
  * <ul>
  * <li>req/s, from the first request queued to the last answered;</li>
  * <li>peak lent: the most bytes lent at once, a buffer counted from the return of its acquire to the return of
@@ -45,15 +46,15 @@ import io.gpumem.memory.ByteSizes;
  * <li>p99 of one acquire's latency;</li>
  * <li>what the lender still holds after it is trimmed to nothing while the workers are alive and idle.</li>
  * </ul>
- * Options, all optional: {@code --workers 16,64,200 --requests 20000 --hold-us 20 --shape uniform|sample
- * --backend host|cuda|fake-cuda --lenders gpumem,gpumem-fixed,gpumem-cuda-async,netty,netty-cache,backend --repeat 3
- * --json FILE}; {@code gpumem} is the default configuration (expandable segments where the backend has virtual
- * memory), {@code gpumem-fixed} its arena over fixed segments; {@code gpumem-unrecorded} and
- * {@code spin-<nanoseconds>} run only where named ({@link Lender#DIAGNOSTIC}). Before measuring,
- * every lender runs once at each worker count, unmeasured, so that the JIT has compiled every path;
- * then each lender runs {@code repeat} times at each worker count, each time from a new, empty lender,
- * and the run of median req/s is shown (a run of 20 000 requests lasts a fraction of a second, and
- * these machines are noisy). Each lender is measured in a JVM of its own, as JMH forks.
+ * Options, all optional: {@code --workers 16,64,200 --requests 20000 --hold-us 20 --hold park|spin --start warm|cold
+ * --shape uniform|sample --backend host|cuda|fake-cuda --lenders gpumem,gpumem-fixed,gpumem-cuda-async,netty,
+ * netty-cache,backend --repeat 3 --json FILE}; {@code gpumem} is the default configuration (expandable segments where
+ * the backend has virtual memory), {@code gpumem-fixed} its arena over fixed segments; {@code gpumem-unrecorded} and
+ * {@code spin-<nanoseconds>} run only where named ({@link Lender#DIAGNOSTIC}). With a {@code warm} start, every
+ * lender first runs once at each worker count, unmeasured, so that the JIT has compiled every path, then {@code repeat}
+ * times at each, each time from a new, empty lender, in a JVM of its own per lender, as JMH forks; a {@code cold} one
+ * measures from the JVM's start, as a service's first requests are served: each run in a JVM of its own. The run of
+ * median req/s is shown (a run of 20 000 requests lasts a fraction of a second, and these machines are noisy).
  * <pre>{@code java -cp gpumem-benchmarks/target/benchmarks.jar io.gpumem.benchmarks.ServiceWorkload}</pre>
  */
 public final class ServiceWorkload {
@@ -71,12 +72,25 @@ public final class ServiceWorkload {
 		}
 		List<Result> results = new ArrayList<>();
 		for (String lender : options.lenders) {
-			results.addAll(fork(args, lender));
+			if (options.warm) {
+				results.addAll(fork(args, lender));
+				continue;
+			}
+			for (int workers : options.workers) {
+				List<Result> runs = new ArrayList<>();
+				for (int r = 0; r < options.repeat; r++) {
+					List<String> one = new ArrayList<>(List.of(args));
+					one.addAll(List.of("--workers", Integer.toString(workers), "--repeat", "1"));
+					runs.addAll(fork(one.toArray(String[]::new), lender));
+				}
+				results.add(median(runs));
+			}
 		}
 		results.sort(Comparator.comparingInt(Result::workers));
-		System.out.printf(Locale.ROOT, "Service workload: %d requests of shape '%s' (%s), each held %d µs, on the %s "
-				+ "backend, median of %d runs%n%n", options.requests, options.shape.name, options.shape.description,
-				options.holdMicros, options.backend, options.repeat);
+		System.out.printf(Locale.ROOT, "Service workload: %d requests of shape '%s' (%s), each held %d µs %s, on the %s "
+				+ "backend, %s start, median of %d runs%n%n", options.requests, options.shape.name,
+				options.shape.description, options.holdMicros, options.hold.description, options.backend,
+				options.warm ? "warm" : "cold", options.repeat);
 		System.out.println("| workers | lender | req/s | peak lent | peak held | held / lent | fresh allocations "
 				+ "| p99 acquire | held after trim(0), workers idle |");
 		System.out.println("|---|---|---|---|---|---|---|---|---|");
@@ -107,15 +121,17 @@ public final class ServiceWorkload {
 	}
 
 	/**
-	 * Warms every lender of the options up with one run per worker count, then runs each {@code repeat}
-	 * times per worker count and keeps the median run.
+	 * Warms every lender of the options up with one run per worker count, where the start is warm, then runs each
+	 * {@code repeat} times per worker count and keeps the median run.
 	 */
 	private static List<Result> measure(Options options) throws InterruptedException {
 		List<Result> results = new ArrayList<>();
 		try (GpuBackend backend = backend(options.backend)) {
-			for (String lender : options.lenders) {
-				for (int workers : options.workers) {
-					run(Lender.create(lender, backend), workers, options);
+			if (options.warm) {
+				for (String lender : options.lenders) {
+					for (int workers : options.workers) {
+						run(Lender.create(lender, backend), workers, options);
+					}
 				}
 			}
 			for (int workers : options.workers) {
@@ -124,12 +140,17 @@ public final class ServiceWorkload {
 					for (int r = 0; r < options.repeat; r++) {
 						runs.add(run(Lender.create(lender, backend), workers, options));
 					}
-					runs.sort(Comparator.comparingDouble(Result::requestsPerSecond));
-					results.add(runs.get(runs.size() / 2));
+					results.add(median(runs));
 				}
 			}
 		}
 		return results;
+	}
+
+	/** The run of median req/s. */
+	private static Result median(List<Result> runs) {
+		runs.sort(Comparator.comparingDouble(Result::requestsPerSecond));
+		return runs.get(runs.size() / 2);
 	}
 
 	/**
@@ -186,7 +207,7 @@ public final class ServiceWorkload {
 						for (Object handle : handles) {
 							lender.write(handle, payload);
 						}
-						LockSupport.parkNanos(options.holdMicros * 1000L);
+						options.hold.hold(options.holdMicros * 1000L);
 						for (int i = 0; i < sizes.length; i++) {
 							lender.release(handles[i]);
 							lent.addAndGet(-sizes[i]);
@@ -273,15 +294,62 @@ public final class ServiceWorkload {
 
 	}
 
+	/** How a request's thread waits out its hold, as a thread waits for the GPU's work. */
+	enum Hold {
+
+		/** Parked: a thread blocked on an event or a stream under CUDA's blocking synchronization. */
+		PARK("parked") {
+			@Override
+			void hold(long nanos) {
+				long end = System.nanoTime() + nanos;
+				for (long left = nanos; left > 0; left = end - System.nanoTime()) {
+					LockSupport.parkNanos(left);
+				}
+			}
+		},
+
+		/** Spinning on its core: a thread in {@code cuStreamSynchronize} under CUDA's default scheduling. */
+		SPIN("spinning") {
+			@Override
+			void hold(long nanos) {
+				long end = System.nanoTime() + nanos;
+				while (System.nanoTime() - end < 0) {
+					Thread.onSpinWait();
+				}
+			}
+		};
+
+		final String description;
+
+		Hold(String description) {
+			this.description = description;
+		}
+
+		/** Waits {@code nanos} nanoseconds, at least. */
+		abstract void hold(long nanos);
+
+		static Hold named(String name) {
+			for (Hold hold : values()) {
+				if (hold.name().equalsIgnoreCase(name)) {
+					return hold;
+				}
+			}
+			throw new IllegalArgumentException("--hold " + name + ": a hold is park or spin");
+		}
+
+	}
+
 	/** The run's settings, from the command line. */
-	record Options(int[] workers, int requests, long holdMicros, RequestShape shape, String backend,
-			List<String> lenders, int repeat, String json, boolean child) {
+	record Options(int[] workers, int requests, long holdMicros, Hold hold, boolean warm, RequestShape shape,
+			String backend, List<String> lenders, int repeat, String json, boolean child) {
 
 		static Options parse(String[] args) {
 			Map<String, String> values = new LinkedHashMap<>();
 			values.put("--workers", "16,64,200");
 			values.put("--requests", "20000");
 			values.put("--hold-us", "20");
+			values.put("--hold", "park");
+			values.put("--start", "warm");
 			values.put("--shape", "uniform");
 			values.put("--backend", "host");
 			values.put("--lenders", String.join(",", Lender.NAMES));
@@ -295,9 +363,14 @@ public final class ServiceWorkload {
 				}
 				values.put(args[i], args[i + 1]);
 			}
+			String start = values.get("--start");
+			if (!start.equals("warm") && !start.equals("cold")) {
+				throw new IllegalArgumentException("--start " + start + ": a run starts warm or cold");
+			}
 			return new Options(Arrays.stream(values.get("--workers").split(",")).mapToInt(Integer::parseInt).toArray(),
 					Integer.parseInt(values.get("--requests")), Long.parseLong(values.get("--hold-us")),
-					RequestShape.named(values.get("--shape")), values.get("--backend"),
+					Hold.named(values.get("--hold")), start.equals("warm"), RequestShape.named(values.get("--shape")),
+					values.get("--backend"),
 					List.of(values.get("--lenders").split(",")), Integer.parseInt(values.get("--repeat")),
 					values.get("--json"), Boolean.parseBoolean(values.get("--child")));
 		}
