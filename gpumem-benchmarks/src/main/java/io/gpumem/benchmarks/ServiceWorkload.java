@@ -344,25 +344,19 @@ public final class ServiceWorkload {
 			String backend, List<String> lenders, int repeat, String json, boolean child) {
 
 		static Options parse(String[] args) {
-			Map<String, String> values = new LinkedHashMap<>();
-			values.put("--workers", "16,64,200");
-			values.put("--requests", "20000");
-			values.put("--hold-us", "20");
-			values.put("--hold", "park");
-			values.put("--start", "warm");
-			values.put("--shape", "uniform");
-			values.put("--backend", "host");
-			values.put("--lenders", String.join(",", Lender.NAMES));
-			values.put("--repeat", "3");
-			values.put("--json", null);
-			values.put("--child", "false");
-			for (int i = 0; i < args.length; i += 2) {
-				if (!values.containsKey(args[i]) || i + 1 == args.length) {
-					throw new IllegalArgumentException("unknown option or missing value: " + args[i] + "; options are "
-							+ values.keySet());
-				}
-				values.put(args[i], args[i + 1]);
-			}
+			Map<String, String> defaults = new LinkedHashMap<>();
+			defaults.put("--workers", "16,64,200");
+			defaults.put("--requests", "20000");
+			defaults.put("--hold-us", "20");
+			defaults.put("--hold", "park");
+			defaults.put("--start", "warm");
+			defaults.put("--shape", "uniform");
+			defaults.put("--backend", "host");
+			defaults.put("--lenders", String.join(",", Lender.NAMES));
+			defaults.put("--repeat", "3");
+			defaults.put("--json", null);
+			defaults.put("--child", "false");
+			Map<String, String> values = Arguments.parse(List.of(args), defaults);
 			String start = values.get("--start");
 			if (!start.equals("warm") && !start.equals("cold")) {
 				throw new IllegalArgumentException("--start " + start + ": a run starts warm or cold");
@@ -370,8 +364,8 @@ public final class ServiceWorkload {
 			return new Options(Arrays.stream(values.get("--workers").split(",")).mapToInt(Integer::parseInt).toArray(),
 					Integer.parseInt(values.get("--requests")), Long.parseLong(values.get("--hold-us")),
 					Hold.named(values.get("--hold")), start.equals("warm"), RequestShape.named(values.get("--shape")),
-					values.get("--backend"),
-					List.of(values.get("--lenders").split(",")), Integer.parseInt(values.get("--repeat")),
+					values.get("--backend"), List.of(values.get("--lenders").split(",")),
+					Integer.parseInt(values.get("--repeat")),
 					values.get("--json"), Boolean.parseBoolean(values.get("--child")));
 		}
 

@@ -67,7 +67,7 @@ public final class TraceReplay {
 		List<String> rest = List.of(args).subList(1, args.length);
 		switch (args[0]) {
 			case "schedule" -> {
-				Map<String, String> options = options(rest, Map.of("--shapes", "uniform", "--workers", "64",
+				Map<String, String> options = Arguments.parse(rest, Map.of("--shapes", "uniform", "--workers", "64",
 						"--requests", "20000", "--dir", "."));
 				Path dir = Files.createDirectories(Path.of(options.get("--dir")));
 				for (String shape : options.get("--shapes").split(",")) {
@@ -93,7 +93,7 @@ public final class TraceReplay {
 					firstTrace += 2;
 				}
 				firstTrace = Math.min(firstTrace, rest.size());
-				Map<String, String> options = options(rest.subList(0, firstTrace), Map.of("--backend", "host",
+				Map<String, String> options = Arguments.parse(rest.subList(0, firstTrace), Map.of("--backend", "host",
 						"--lenders", "gpumem", "--out", "replays.jsonl"));
 				replayAll(rest.subList(firstTrace, rest.size()).stream().map(Path::of).toList(), options.get("--backend"),
 						List.of(options.get("--lenders").split(",")), Path.of(options.get("--out")));
@@ -175,18 +175,6 @@ public final class TraceReplay {
 				thread.awaitTermination(10, TimeUnit.SECONDS);
 			}
 		}
-	}
-
-	private static Map<String, String> options(List<String> args, Map<String, String> defaults) {
-		Map<String, String> values = new LinkedHashMap<>(defaults);
-		for (int i = 0; i < args.size(); i += 2) {
-			if (!values.containsKey(args.get(i)) || i + 1 == args.size()) {
-				throw new IllegalArgumentException("unknown option or missing value: " + args.get(i) + "; options are "
-						+ values.keySet());
-			}
-			values.put(args.get(i), args.get(i + 1));
-		}
-		return values;
 	}
 
 	/** What one replay measured. */

@@ -51,7 +51,11 @@ final class AllocatorComparisonStep {
 	private AllocatorComparisonStep() {
 	}
 
-	static StepResult run(Bundle bundle, boolean gpu, long timeoutSeconds) throws Exception {
+	/**
+	 * Runs the comparison; {@code measured}, where not null, holds {@code GpuComparison}'s results from the benchmarks
+	 * step of this verification, which it takes rather than measuring the same again.
+	 */
+	static StepResult run(Bundle bundle, boolean gpu, long timeoutSeconds, Path measured) throws Exception {
 		long start = System.nanoTime();
 		Path log = bundle.out().resolve("allocators.log");
 		Path records = bundle.out().resolve("allocators.jsonl");
@@ -84,7 +88,7 @@ final class AllocatorComparisonStep {
 		python(bundle, python, log, allocators.size() * REPLAY_SECONDS_EACH + 30, failures);
 
 		if (gpu) {
-			latencyOfGpuComparison(bundle, records, log, timeoutSeconds, failures);
+			latencyOfGpuComparison(bundle, measured, records, log, timeoutSeconds, failures);
 			python(bundle, List.of("latency", "--allocators", "torch,torch-expandable", "--sizes", SIZES, "--timeout",
 					Long.toString(LATENCY_SECONDS_EACH), "--build-dir", bundle.work().resolve("extension").toString(),
 					"--out", records.toString()), log, 2 * LATENCY_SECONDS_EACH + 30, failures);
@@ -113,17 +117,23 @@ final class AllocatorComparisonStep {
 				+ "; tables in allocators.md", EnvironmentStep.seconds(start), details);
 	}
 
-	/** Runs {@code GpuComparison} briefly and appends its figures as latency records. */
-	private static void latencyOfGpuComparison(Bundle bundle, Path records, Path log, long timeoutSeconds,
-			List<String> failures) throws IOException, InterruptedException {
-		Path json = bundle.work().resolve("gpu-comparison.json");
-		List<String> arguments = new ArrayList<>(BenchmarksStep.BRIEF);
-		arguments.addAll(List.of("-rf", "json", "-rff", json.toString()));
-		int exit = JavaProcess.run(bundle.root(), bundle.toolsClassPath(), BenchmarksStep.GPU_COMPARISON, arguments,
-				log, timeoutSeconds);
-		if (exit != 0 || !Files.exists(json)) {
-			failures.add("GpuComparison " + JavaProcess.ending(exit, timeoutSeconds));
-			return;
+	/**
+	 * Appends {@code GpuComparison}'s figures as latency records: those {@code measured} holds, or else those of a
+	 * brief run made here.
+	 */
+	private static void latencyOfGpuComparison(Bundle bundle, Path measured, Path records, Path log,
+			long timeoutSeconds, List<String> failures) throws IOException, InterruptedException {
+		Path json = measured;
+		if (json == null) {
+			json = bundle.work().resolve("gpu-comparison.json");
+			List<String> arguments = new ArrayList<>(BenchmarksStep.BRIEF);
+			arguments.addAll(List.of("-rf", "json", "-rff", json.toString()));
+			int exit = JavaProcess.run(bundle.root(), bundle.toolsClassPath(), BenchmarksStep.GPU_COMPARISON,
+					arguments, log, timeoutSeconds);
+			if (exit != 0 || !Files.exists(json)) {
+				failures.add("GpuComparison " + JavaProcess.ending(exit, timeoutSeconds));
+				return;
+			}
 		}
 		StringBuilder lines = new StringBuilder();
 		BenchmarksStep.nanosBySize(json).forEach((size, nanos) -> nanos.forEach((benchmark, nanosPerPair) -> {

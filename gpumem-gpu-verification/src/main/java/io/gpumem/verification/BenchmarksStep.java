@@ -36,7 +36,7 @@ final class BenchmarksStep {
 
 	static StepResult run(Bundle bundle, boolean gpu, long timeoutSeconds) throws Exception {
 		long start = System.nanoTime();
-		Path json = bundle.out().resolve("benchmarks.json");
+		Path json = results(bundle);
 		List<String> arguments = new ArrayList<>(BRIEF);
 		arguments.addAll(List.of("-rf", "json", "-rff", json.toAbsolutePath().toString()));
 		Path log = bundle.out().resolve("benchmarks.log");
@@ -78,6 +78,11 @@ final class BenchmarksStep {
 				nanosBySize.size() + " sizes measured against cuMemAlloc and cuMemAllocAsync, and the service workload "
 						+ "on CUDA; tables in benchmarks.log",
 				EnvironmentStep.seconds(start), details);
+	}
+
+	/** Where the step writes {@code GpuComparison}'s JMH results. */
+	static Path results(Bundle bundle) {
+		return bundle.out().resolve("benchmarks.json");
 	}
 
 	/** {@code GpuComparison}'s JMH results: nanoseconds per operation by size, then by benchmark. */

@@ -125,12 +125,17 @@ public final class GpuVerification {
 		if (this.steps.contains("sample")) {
 			steps.add(report(step("sample service", () -> SampleServiceStep.run(this.bundle, gpu, SAMPLE_SECONDS))));
 		}
+		Path measured = null;
 		if (this.steps.contains("benchmarks")) {
-			steps.add(report(step("GPU benchmarks", () -> BenchmarksStep.run(this.bundle, gpu, BENCHMARKS_SECONDS))));
+			StepResult benchmarks = report(step("GPU benchmarks",
+					() -> BenchmarksStep.run(this.bundle, gpu, BENCHMARKS_SECONDS)));
+			steps.add(benchmarks);
+			measured = (benchmarks.status() == Status.PASSED) ? BenchmarksStep.results(this.bundle) : null;
 		}
 		if (this.steps.contains("allocators")) {
+			Path gpuComparison = measured;
 			steps.add(report(step(AllocatorComparisonStep.NAME,
-					() -> AllocatorComparisonStep.run(this.bundle, gpu, ALLOCATORS_SECONDS))));
+					() -> AllocatorComparisonStep.run(this.bundle, gpu, ALLOCATORS_SECONDS, gpuComparison))));
 		}
 		boolean failed = steps.stream().anyMatch((step) -> step.status() == Status.FAILED);
 		int exit = failed ? FAILED : gpu ? PASSED : NO_GPU;
