@@ -6,7 +6,6 @@ import java.util.function.ObjLongConsumer;
 import java.util.function.ToLongFunction;
 
 import io.gpumem.pool.arena.Arena;
-import io.gpumem.pool.arena.Arenas;
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.arena.Tier;
 
@@ -31,11 +30,11 @@ final class FreeLists implements Tier {
 	/** Per class, the size of its blocks: every cached block of a class has its class's span. */
 	private final long[] blockBytes;
 
-	private final Arenas arena;
+	private final Arena arena;
 
 	private final LargeBlocks large;
 
-	FreeLists(SizeClassLadder ladder, CachePolicy policy, int stripes, PoolCounters counters, Arenas arena,
+	FreeLists(SizeClassLadder ladder, CachePolicy policy, int stripes, PoolCounters counters, Arena arena,
 			LargeBlocks large) {
 		this.classes = ladder.count();
 		this.blockBytes = new long[this.classes];

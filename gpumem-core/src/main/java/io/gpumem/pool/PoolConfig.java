@@ -19,9 +19,8 @@ public final class PoolConfig {
 
 	/**
 	 * Classes up to this size keep closed buffers in the free lists; larger ones give them back to the arena, cut to
-	 * the request's size. A class caches about what it used lately; its blocks, lent or cached, are all cut from the
-	 * arena's first shard: kept small, as Netty's thread caches ({@code maxCachedBufferCapacity}) and jemalloc's
-	 * ({@code tcache_max}) keep at most 32 KiB.
+	 * the request's size. A class caches about what it used lately: kept small, as Netty's thread caches
+	 * ({@code maxCachedBufferCapacity}) and jemalloc's ({@code tcache_max}) keep at most 32 KiB.
 	 */
 	public static final long FREE_LISTS_LIMIT = 64L << 10;
 

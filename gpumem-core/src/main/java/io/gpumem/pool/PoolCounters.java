@@ -19,9 +19,9 @@ import io.gpumem.pool.recovery.RecoveryCounters;
  * <p>
  * Requests, returns and the sizes requested are counted on the stripe of the thread that made them, under
  * that stripe's lock, which the request holds anyway ({@link Cell}): the hot path's only writes besides the
- * free list itself. The blocks reserved are counted by the arena shard or tier that holds them, under its own
- * lock ({@link ReservedBlocks}), so that threads on two shards share no count. The rest are counted where memory is
- * reserved, given back or refused, off the hot path. No count takes a lock: a {@link #snapshot} reads
+ * free list itself. The blocks reserved are counted by the tier that holds them (the arena, or the blocks above
+ * the top class), under its own lock ({@link ReservedBlocks}). The rest are counted where memory is reserved, given
+ * back or refused, off the hot path. No count takes a lock: a {@link #snapshot} reads
  * recent values, exact once no thread acquires or releases, and its totals are the sums of its rows, so its
  * rows always add up to them.
  */
@@ -31,7 +31,7 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 
 	private final Cell[] cells;
 
-	/** The reserved counts of each shard and tier that holds blocks, in the order they were handed out. */
+	/** The reserved counts of each tier that holds blocks, in the order they were handed out. */
 	private volatile ReservedBlocks[] reserved = {};
 
 	private final AtomicLongArray misses;
@@ -107,7 +107,7 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 		return this.cells[index];
 	}
 
-	/** New counts of the blocks one arena shard or tier reserves, added to the pool's. */
+	/** New counts of the blocks one tier reserves, added to the pool's. */
 	@Override
 	public synchronized ReservedBlocks reserved() {
 		ReservedBlocks blocks = new ReservedBlocks(this.classes);
@@ -130,8 +130,8 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 	 * After a request found no cached block of its class and got one elsewhere or allocated: every block of the
 	 * class is in use (none was cached), so the blocks reserved are the class's use at that moment. A request that
 	 * allocated and raised the peak is a cold miss. A block cut from memory the arena holds for every class, a hit,
-	 * counts only where its shard never held more of the class: summing the shards' counts on every such hit would
-	 * share their cache lines; a peak that no shard reaches at a high of its own goes uncounted.
+	 * counts only where the arena never held more of the class, so that such a hit sums the tiers' counts only at
+	 * a new high.
 	 */
 	@Override
 	public void countUse(int classIndex, boolean allocated) {

@@ -6,7 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.function.BiFunction;
 
-import io.gpumem.pool.arena.Arenas;
+import io.gpumem.pool.arena.Arena;
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.arena.Span;
 import io.gpumem.pool.arena.Tier;
@@ -34,7 +34,7 @@ public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> se
 	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise, acquired where
 	 * one of the {@code lends} kept says.
 	 */
-	static PoolSnapshot of(String pool, long reservedBytes, Arenas arena, LargeBlocks large, List<Tier> tiers,
+	static PoolSnapshot of(String pool, long reservedBytes, Arena arena, LargeBlocks large, List<Tier> tiers,
 			Map<Block, Upkeep.Pending> pending, Map<Object, PoolRecorder.Lend> lends) {
 		long now = System.nanoTime();
 		Map<Block, Long> cached = new IdentityHashMap<>();

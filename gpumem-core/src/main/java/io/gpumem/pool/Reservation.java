@@ -251,7 +251,7 @@ final class Reservation implements MemorySource {
 
 		@Override
 		public Block allocate() {
-			return Reservation.this.tiers.allocate(this.classIndex, this.size, this.home);
+			return Reservation.this.tiers.allocate(this.classIndex, this.size);
 		}
 
 		/** @throws IllegalStateException once the pool is closed */

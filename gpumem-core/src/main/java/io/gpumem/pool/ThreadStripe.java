@@ -1,8 +1,8 @@
 package io.gpumem.pool;
 
 /**
- * The stripe of the pools' free lists, and shard of their arenas, that the calling thread works on: what a replay of
- * a pool's history moves to repeat each recorded thread's requests from that thread's stripe.
+ * The stripe of the pools' free lists that the calling thread works on: what a replay of a pool's history moves to
+ * repeat each recorded thread's requests from that thread's stripe.
  */
 public final class ThreadStripe {
 

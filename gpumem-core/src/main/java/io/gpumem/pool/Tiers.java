@@ -9,7 +9,6 @@ import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.arena.Arena;
-import io.gpumem.pool.arena.Arenas;
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.arena.Tier;
 import io.gpumem.pool.diagnostics.PoolRecorder;
@@ -30,7 +29,7 @@ final class Tiers {
 
 	private final PoolCounters counters;
 
-	private final Arenas arena;
+	private final Arena arena;
 
 	private final LargeBlocks large;
 
@@ -58,8 +57,8 @@ final class Tiers {
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
-		this.arena = new Arenas(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
-				config.stripes(), counters, this.policy::front);
+		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(), counters,
+				this.policy::front);
 		this.large = new LargeBlocks(allocator, counters);
 		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this.arena, this.large);
 	}
@@ -112,15 +111,15 @@ final class Tiers {
 	 * arena's segments are allocations.
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
 	 */
-	Block allocate(int classIndex, long size, int home) {
+	Block allocate(int classIndex, long size) {
 		Block block = (classIndex != Block.ABOVE_TOP_CLASS || aboveTop() == this.arena)
-				? this.arena.allocate(classIndex, size, home) : this.large.allocate(size);
+				? this.arena.allocate(classIndex, size) : this.large.allocate(size);
 		this.counters.notePeak(reservedBytes());
 		return block;
 	}
 
 	/**
-	 * Warms a class with up to {@code count} blocks, as far as the policy allows, packed in the arena's first shard:
+	 * Warms a class with up to {@code count} blocks, as far as the policy allows, packed in the arena:
 	 * kept in the free lists for a front class, free in the arena for another.
 	 * @return how many were added
 	 */
@@ -134,7 +133,7 @@ final class Tiers {
 			this.arena.grow(classSize, added, stamp);
 		}
 		for (int i = 0; this.policy.front(classIndex) && i < added; i++) {
-			Block block = allocate(classIndex, classSize, 0);
+			Block block = allocate(classIndex, classSize);
 			if (!this.front.add(block, stamp, i)) {
 				this.arena.giveBack(block, -1, stamp, false);
 			}

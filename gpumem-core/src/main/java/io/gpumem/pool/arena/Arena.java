@@ -11,14 +11,16 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * The tier behind a pool's size classes, or one shard of it ({@link Arenas}): segments cut into spans ({@link
- * FreeSpans}), so that memory freed by one size serves any other (PyTorch's caching allocator, RMM's coalescing
- * pool). Over an allocator with an {@link AddressSpace}, a segment is a reserved range whose granules are mapped as
- * its spans are lent: it grows at its end with no segment boundary to fragment on, and a trim gives back every free
- * granule, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given back only whole.
- * One lock guards the spans. The driver's calls are made outside it ({@link GranuleMapping}): granules are mapped
- * and segments made by one thread at a time, while those that find no mapped fit meanwhile look again before they
- * grow too, so that frees and takes of mapped spans never wait behind the driver.
+ * The tier behind a pool's size classes: segments cut into spans ({@link FreeSpans}), so that memory freed by one
+ * size serves any other (PyTorch's caching allocator, RMM's coalescing pool). Over an allocator with an
+ * {@link AddressSpace}, a segment is a reserved range whose granules are mapped as its spans are lent: it grows at
+ * its end with no segment boundary to fragment on, and a trim gives back every free granule, wherever it lies
+ * (PyTorch's expandable segments); over any other, an allocation, given back only whole. One lock guards the spans,
+ * for every thread, as PyTorch's allocator has one per device: on a GPU, where each request waits for copies and
+ * kernels, one lock holds less and waits less than a lock per group of threads, each holding memory of its own. The
+ * driver's calls are made outside it ({@link GranuleMapping}): granules are mapped and segments made by one thread
+ * at a time, while those that find no mapped fit meanwhile look again before they grow too, so that frees and takes
+ * of mapped spans never wait behind the driver.
  */
 public final class Arena extends Padding implements Tier {
 
@@ -32,8 +34,8 @@ public final class Arena extends Padding implements Tier {
 	/** The driver's calls on the granules of its ranges, made outside the lock; null over fixed segments. */
 	private final GranuleMapping mapping;
 
-	/** The blocks cut here, per class: written under the lock, so that threads on two shards share no count. */
-	final ReservedBlocks reserved;
+	/** The blocks cut here, per class: written under the lock. */
+	private final ReservedBlocks reserved;
 
 	/** Held while a request looks for a fit to map, maps it or makes a segment: those waiting look again first. */
 	private final Object growing = new Object();
@@ -49,12 +51,13 @@ public final class Arena extends Padding implements Tier {
 	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
 	private volatile long addressBytes;
 
-	/** An arena of the segments {@link SegmentSource} makes, a class's blocks apart where it {@code keeps} them. */
-	Arena(MemoryAllocator allocator, long segmentStep, ArenaCounters counters, IntPredicate keeps,
-			GranuleMapping.UnderWay unmaps) {
+	/**
+	 * An arena of the segments {@link SegmentSource} makes, in steps of {@code segmentStep} bytes where they are
+	 * allocations, a class's blocks apart where the free lists {@code keeps} them.
+	 */
+	public Arena(MemoryAllocator allocator, long segmentStep, ArenaCounters counters, IntPredicate keeps) {
 		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
-		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator, this.source.step, unmaps)
-				: null;
+		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator) : null;
 		this.counters = counters;
 		this.reserved = counters.reserved();
 	}
@@ -65,7 +68,7 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/** Whether segments are ranges whose granules are mapped as needed. */
-	boolean expandable() {
+	public boolean expandable() {
 		return this.source.space != null;
 	}
 
@@ -81,7 +84,7 @@ public final class Arena extends Padding implements Tier {
 	 * again for what was freed meanwhile; frees and takes of mapped spans go on.
 	 * @throws GpuOutOfMemoryException if the allocator refuses the memory, even a segment of the span's size
 	 */
-	Block allocate(int classIndex, long size) {
+	public Block allocate(int classIndex, long size) {
 		long spanSize = spanSize(size);
 		Block block = takeBlock(classIndex, spanSize, true, false);
 		if (block != null) {
@@ -95,10 +98,23 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/**
-	 * Allocates new segments with room for {@code count} spans of {@code size} bytes, all free: a warm-up.
-	 * @throws GpuOutOfMemoryException if the allocator refuses one (those allocated before stay)
+	 * Makes room for {@code count} free spans of {@code size} bytes, a warm-up: new segments, or granules mapped by
+	 * lending the spans and freeing them at {@code stamp}.
+	 * @throws GpuOutOfMemoryException if the allocator refuses (what was made before stays)
 	 */
-	void grow(long size, int count) {
+	public void grow(long size, int count, long stamp) {
+		if (expandable()) {
+			List<Block> blocks = new ArrayList<>();
+			try {
+				for (int i = 0; i < count; i++) {
+					blocks.add(allocate(Block.ABOVE_TOP_CLASS, size));
+				}
+			}
+			finally {
+				blocks.forEach((block) -> free(block.span, stamp));
+			}
+			return;
+		}
 		long spanSize = spanSize(size);
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
@@ -114,6 +130,12 @@ public final class Arena extends Padding implements Tier {
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
 		free(block.span, stamp);
 		return true;
+	}
+
+	/** Takes back the blocks a tier above lets go of, free since {@code cutoff}, then releases as {@link #release}. */
+	public long giveBackAll(List<Block> blocks, long bytes, long cutoff) {
+		blocks.forEach((block) -> free(block.span, cutoff));
+		return release(bytes, cutoff);
 	}
 
 	/**
@@ -149,20 +171,20 @@ public final class Arena extends Padding implements Tier {
 		release(Long.MAX_VALUE, Long.MAX_VALUE);
 	}
 
-	/** Bytes of granules a block of the class would map here ({@link FreeSpans#mapping}); 0 where a fit is mapped. */
-	synchronized long mapping(int classIndex, long size) {
-		return this.source.spans(classIndex).mapping(spanSize(size), this.source.step);
+	/** Blocks of a class the free lists keep, lent or kept. */
+	public long keptBuffers(int classIndex) {
+		return this.reserved.buffers(classIndex);
 	}
 
 	/** The memory held in pieces, in the order made: each segment whole, or each run of mapped granules. */
-	synchronized List<Span.Piece> pieces() {
+	public synchronized List<Span.Piece> pieces() {
 		List<Span.Piece> pieces = new ArrayList<>();
 		this.segments.forEach((segment) -> pieces.addAll(segment.pieces()));
 		return pieces;
 	}
 
 	/** The addresses reserved for expandable segments; 0 for segments that are allocations. */
-	long addressBytes() {
+	public long addressBytes() {
 		return expandable() ? this.addressBytes : 0;
 	}
 
@@ -185,7 +207,7 @@ public final class Arena extends Padding implements Tier {
 
 	/**
 	 * A span just cut, lent, booked before its granules are mapped ({@link #cachedBytes}), and for a {@code hit}
-	 * counted as the class's use where this shard never held more of them ({@link ArenaCounters#countUse}). Its
+	 * counted as the class's use where this arena never held more of them ({@link ArenaCounters#countUse}). Its
 	 * granules are mapped and its block made by the caller once it has let go of the lock ({@link #blockOf}).
 	 */
 	private Span lend(Span span, int classIndex, boolean hit) {
@@ -246,7 +268,7 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/** Bytes held of the device: a recent value. */
-	long segmentBytes() {
+	public long segmentBytes() {
 		return this.segmentBytes;
 	}
 

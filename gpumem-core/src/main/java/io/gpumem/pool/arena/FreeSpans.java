@@ -8,52 +8,22 @@ import java.util.TreeSet;
  */
 final class FreeSpans {
 
-	/** How many free spans above the best fit are looked through for one already mapped, before mapping more. */
-	private static final int MAPPED_FIT_LOOKAHEAD = 8;
-
 	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
 
 	private final Span probe = new Span(new Span.Segment(null, null, null, 0, this, Long.MIN_VALUE), 0, 0);
 
 	/**
-	 * The free span a request of {@code size} bytes is cut from: the best fit, or in a range a near one whose bytes
-	 * where the request lies ({@link #placement}) are mapped, the best fit that is not only where {@code mappedOnly}
-	 * is false; null when none fits.
+	 * The free span a request of {@code size} bytes is cut from: the best fit, where {@code mappedOnly} only if its
+	 * bytes where the request lies ({@link #placement}) are mapped; null when none fits.
 	 */
 	Span fit(long size, boolean mappedOnly) {
 		this.probe.size = size;
 		Span fit = this.free.ceiling(this.probe);
-		if (fit == null || fit.segment.granules == null) {
+		if (fit == null || !mappedOnly || fit.segment.granules == null) {
 			return fit;
 		}
-		Span candidate = fit;
-		for (int i = 0; candidate != null && i < MAPPED_FIT_LOOKAHEAD; i++) {
-			long at = placement(candidate, size);
-			if (candidate.segment.granules.mapped(at, at + size)) {
-				return candidate;
-			}
-			candidate = this.free.higher(candidate);
-		}
-		return mappedOnly ? null : fit;
-	}
-
-	/**
-	 * The bytes of granules a request of {@code size} bytes takes, over expandable segments: none where a fit is mapped;
-	 * else those it touches unmapped where it lies in its fit ({@link #placement}), and the mapped ones lying wholly in
-	 * the fit that its cut leaves free no more; where none fits, the granules of {@code granule} bytes a new range maps
-	 * for it.
-	 */
-	long mapping(long size, long granule) {
-		Span fit = fit(size, false);
-		if (fit == null) {
-			return (size + granule - 1) / granule * granule;
-		}
-		Granules granules = fit.segment.granules;
 		long at = placement(fit, size);
-		long end = fit.offset + fit.size;
-		long unmapped = granules.unmappedBytes(at, at + size);
-		return (unmapped == 0) ? 0 : unmapped + granules.mappedWithin(fit.offset, end)
-				- granules.mappedWithin(fit.offset, at) - granules.mappedWithin(at + size, end);
+		return fit.segment.granules.mapped(at, at + size) ? fit : null;
 	}
 
 	/**

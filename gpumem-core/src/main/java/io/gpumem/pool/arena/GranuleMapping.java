@@ -25,18 +25,13 @@ final class GranuleMapping {
 
 	private final MemoryAllocator allocator;
 
-	private final long granule;
+	/** The unmaps under way. */
+	private final UnderWay unmaps = new UnderWay();
 
-	/** The unmaps under way in every shard of the pool. */
-	private final UnderWay unmaps;
-
-	GranuleMapping(Arena arena, Set<Span.Segment> segments, MemoryAllocator allocator, long granule,
-			UnderWay unmaps) {
+	GranuleMapping(Arena arena, Set<Span.Segment> segments, MemoryAllocator allocator) {
 		this.arena = arena;
 		this.segments = segments;
 		this.allocator = allocator;
-		this.granule = granule;
-		this.unmaps = unmaps;
 	}
 
 	/**
@@ -164,8 +159,8 @@ final class GranuleMapping {
 	}
 
 	/**
-	 * The bytes every shard of a pool has taken out to unmap and not yet unmapped: memory the device still holds that
-	 * the pool no longer counts, which a map the device refuses meanwhile waits for before it tries again.
+	 * The bytes the arena has taken out to unmap and not yet unmapped: memory the device still holds that the pool no
+	 * longer counts, which a map the device refuses meanwhile waits for before it tries again.
 	 */
 	static final class UnderWay {
 

@@ -152,15 +152,6 @@ final class Granules {
 		}
 	}
 
-	/** Bytes of the mapped granules that lie wholly in {@code [from, to)}. */
-	long mappedWithin(long from, long to) {
-		long bytes = 0;
-		for (long g = firstWithin(from); endsBy(g, to); g++) {
-			bytes += (this.mapped[(int) g] != null) ? this.granule : 0;
-		}
-		return bytes;
-	}
-
 	/**
 	 * Takes out the mapped granules that lie wholly in {@code [from, to)} and were freed at {@code cutoff} or before,
 	 * in address order, until they cover {@code bytes}, for {@code into} to unmap outside the lock: each counts

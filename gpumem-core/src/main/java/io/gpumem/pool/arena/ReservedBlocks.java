@@ -1,10 +1,10 @@
 package io.gpumem.pool.arena;
 
 /**
- * The blocks one arena shard, or the tier above the top class, holds for each class, lent or kept: per slot their
- * count, their bytes and the most counted at once, side by side, and the bytes of all. Only the holder of its owner's
- * lock writes them, and the array is padded at both ends, so that threads on two shards never write one cache line;
- * the pool sums the owners' counts.
+ * The blocks one tier (the arena, or the blocks above the top class) holds for each class, lent or kept: per slot
+ * their count, their bytes and the most counted at once, side by side, and the bytes of all. Only the holder of its
+ * owner's lock writes them, and the array is padded at both ends, so that no other writes share its cache lines; the
+ * pool sums the owners' counts.
  */
 public final class ReservedBlocks {
 

@@ -100,7 +100,7 @@ public final class Span {
 	 */
 	static final class Segment {
 
-		/** The arena (the shard of it) the segment belongs to. */
+		/** The arena the segment belongs to. */
 		final Arena arena;
 
 		/** The allocation, or null for an expandable segment. */

@@ -43,8 +43,7 @@ class ArenaTest {
 	private final Counts counters = new Counts();
 
 	/** The bytes the arena holds of the allocator. */
-	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters,
-			(classIndex) -> false, new GranuleMapping.UnderWay());
+	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, (classIndex) -> false);
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
@@ -144,7 +143,7 @@ class ArenaTest {
 
 	@Test
 	void aWarmUpAddsFreeSegmentsWithRoomForTheSpans() {
-		this.arena.grow(20 * KIB, 7);
+		this.arena.grow(20 * KIB, 7, 0);
 		assertThat(segments().segments()).as("three spans a segment").isEqualTo(3);
 		assertThat(segments().segmentBytes()).isEqualTo(3 * SEGMENT);
 		assertThat(this.arena.cachedBytes()).isEqualTo(segments().segmentBytes());
@@ -197,7 +196,6 @@ class ArenaTest {
 		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
 		assertThat(expandable.segmentBytes()).as("the second granule, half lent").isEqualTo(GRANULE);
-		assertThat(expandable.mapping(0, MIB)).as("nothing to map for a MiB").isZero();
 
 		Block placed = expandable.take(0, MIB, 0);
 		assertThat(placed).as("a mapped fit").isNotNull();
@@ -231,7 +229,6 @@ class ArenaTest {
 		expandable.giveBack(blocks.get(4), 0, 0, false);
 		assertThat(expandable.segmentBytes()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
 
-		assertThat(expandable.mapping(0, 3 * MIB)).as("one granule to map").isEqualTo(GRANULE);
 		Block placed = expandable.allocate(0, 3 * MIB);
 		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
 		assertThat(expandable.segmentBytes()).as("the fourth granule mapped beside the third, free")
@@ -292,13 +289,12 @@ class ArenaTest {
 	/** An arena of expandable segments on the host backend, booking its spans in the same counters. */
 	private Arena expandableArena() {
 		return new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), GRANULE, this.counters,
-				(classIndex) -> false, new GranuleMapping.UnderWay());
+				(classIndex) -> false);
 	}
 
 	/** Another arena of fixed segments, over {@code allocator}, booking its spans in the same counters. */
 	private Arena arena(MemoryAllocator allocator) {
-		return new Arena(allocator, SEGMENT, this.counters, (classIndex) -> false,
-				new GranuleMapping.UnderWay());
+		return new Arena(allocator, SEGMENT, this.counters, (classIndex) -> false);
 	}
 
 	private Span allocate(long bytes) {

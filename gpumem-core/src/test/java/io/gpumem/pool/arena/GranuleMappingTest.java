@@ -53,8 +53,7 @@ class GranuleMappingTest {
 
 	private final Counts counters = new Counts();
 
-	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, (classIndex) -> false,
-			new GranuleMapping.UnderWay());
+	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, (classIndex) -> false);
 
 	private final ExecutorService other = Executors.newSingleThreadExecutor();
 
