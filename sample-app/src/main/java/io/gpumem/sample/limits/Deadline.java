@@ -1,6 +1,7 @@
 package io.gpumem.sample.limits;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicReference;
 
 /**
  * When a request's work must stop: at its timeout, or at once when it is cancelled (its client went
@@ -12,7 +13,8 @@ public final class Deadline {
 
 	private final long endNanos;
 
-	private volatile String cancelled;
+	/** Why the work was cancelled, set once: by the disconnect probe's thread, Tomcat's callbacks or the work. */
+	private final AtomicReference<String> cancelled = new AtomicReference<>();
 
 	private Deadline(Duration timeout) {
 		this.timeout = timeout;
@@ -29,21 +31,24 @@ public final class Deadline {
 		cancel(timedOut());
 	}
 
-	/** Stops the work at its next {@link #check()}, saying {@code why}; the first reason given stays. */
-	public void cancel(String why) {
-		if (this.cancelled == null) {
-			this.cancelled = why;
-		}
+	/**
+	 * Stops the work at its next {@link #check()}, saying {@code why}; the first reason given stays, whichever thread
+	 * gives it.
+	 * @return whether {@code why} is the reason given
+	 */
+	public boolean cancel(String why) {
+		return this.cancelled.compareAndSet(null, why);
 	}
 
 	/** Whether the work should stop. */
 	public boolean isOver() {
-		return this.cancelled != null || System.nanoTime() - this.endNanos >= 0;
+		return this.cancelled.get() != null || System.nanoTime() - this.endNanos >= 0;
 	}
 
 	/** The time left, zero when over. */
 	public Duration remaining() {
-		return (this.cancelled != null) ? Duration.ZERO : Duration.ofNanos(Math.max(0, this.endNanos - System.nanoTime()));
+		return (this.cancelled.get() != null) ? Duration.ZERO
+				: Duration.ofNanos(Math.max(0, this.endNanos - System.nanoTime()));
 	}
 
 	/**
@@ -58,7 +63,7 @@ public final class Deadline {
 
 	/** What {@link #check()} throws once the work is over. */
 	public DeadlineExceededException exceeded() {
-		String why = this.cancelled;
+		String why = this.cancelled.get();
 		return new DeadlineExceededException((why != null) ? why : timedOut());
 	}
 
