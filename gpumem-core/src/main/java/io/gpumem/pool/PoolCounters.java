@@ -88,7 +88,7 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 		return reservedAt(slot(classIndex), true);
 	}
 
-	/** The blocks reserved in a slot, or their bytes, summed over every shard and tier that holds blocks. */
+	/** The blocks reserved in a slot, or their bytes, summed over every tier that holds blocks. */
 	private long reservedAt(int slot, boolean bytes) {
 		long sum = 0;
 		for (ReservedBlocks blocks : this.reserved) {

@@ -56,7 +56,7 @@ public final class Arena extends Padding implements Tier {
 	 * allocations, a class's blocks apart where the free lists {@code keeps} them.
 	 */
 	public Arena(MemoryAllocator allocator, long segmentStep, ArenaCounters counters, IntPredicate keeps) {
-		this.source = new SegmentSource(allocator, segmentStep, this, keeps);
+		this.source = new SegmentSource(allocator, segmentStep, keeps);
 		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator) : null;
 		this.counters = counters;
 		this.reserved = counters.reserved();

@@ -10,7 +10,7 @@ final class FreeSpans {
 
 	private final TreeSet<Span> free = new TreeSet<>(Span.BEST_FIT);
 
-	private final Span probe = new Span(new Span.Segment(null, null, null, 0, this, Long.MIN_VALUE), 0, 0);
+	private final Span probe = new Span(new Span.Segment(null, null, 0, this, Long.MIN_VALUE), 0, 0);
 
 	/**
 	 * The free span a request of {@code size} bytes is cut from: the best fit, where {@code mappedOnly} only if its

@@ -38,14 +38,10 @@ final class SegmentSource {
 
 	private final AtomicLong nextId = new AtomicLong();
 
-	/** The arena the segments are made for. */
-	private final Arena arena;
-
 	/** Whether the free lists keep the blocks of a class (or {@link Block#ABOVE_TOP_CLASS}). */
 	private final IntPredicate keeps;
 
-	SegmentSource(MemoryAllocator allocator, long segmentStep, Arena arena, IntPredicate keeps) {
-		this.arena = arena;
+	SegmentSource(MemoryAllocator allocator, long segmentStep, IntPredicate keeps) {
 		this.keeps = keeps;
 		this.allocator = allocator;
 		this.space = allocator.addressSpace();
@@ -101,8 +97,7 @@ final class SegmentSource {
 	}
 
 	private Span.Segment segment(Allocation allocation, Granules granules, long size, int classIndex) {
-		return new Span.Segment(this.arena, allocation, granules, size, spans(classIndex),
-				this.nextId.getAndIncrement());
+		return new Span.Segment(allocation, granules, size, spans(classIndex), this.nextId.getAndIncrement());
 	}
 
 }

@@ -100,9 +100,6 @@ public final class Span {
 	 */
 	static final class Segment {
 
-		/** The arena the segment belongs to. */
-		final Arena arena;
-
 		/** The allocation, or null for an expandable segment. */
 		final Allocation allocation;
 
@@ -119,8 +116,7 @@ public final class Span {
 
 		Span first;
 
-		Segment(Arena arena, Allocation allocation, Granules granules, long size, FreeSpans spans, long id) {
-			this.arena = arena;
+		Segment(Allocation allocation, Granules granules, long size, FreeSpans spans, long id) {
 			this.allocation = allocation;
 			this.granules = granules;
 			this.size = size;
