@@ -45,13 +45,14 @@ final class FaultInjection {
 			throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.probability", probability,
 					"set every-nth or probability, not both (every-nth is " + everyNth + ")");
 		}
-		for (String named : faults.getPools()) {
-			if (!PoolName.allocating().contains(named)) {
-				throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.pools", named,
-						"names no pool: the pools are " + String.join(", ", PoolName.allocating()));
+		for (PoolName named : faults.getPools()) {
+			if (!named.allocates()) {
+				throw new InvalidConfigurationPropertyValueException("gpumem.fault-injection.pools", named.part(),
+						"names a pool with no allocator of its own: the pools that allocate are "
+								+ String.join(", ", PoolName.allocating()));
 			}
 		}
-		if (!faults.getPools().isEmpty() && !faults.getPools().contains(pool.part())) {
+		if (!faults.getPools().isEmpty() && !faults.getPools().contains(pool)) {
 			return allocator;
 		}
 		FaultInjectingAllocator injecting = InvalidProperties.under("gpumem.fault-injection",

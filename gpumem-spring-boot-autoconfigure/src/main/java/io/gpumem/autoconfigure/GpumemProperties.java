@@ -39,7 +39,7 @@ public class GpumemProperties {
 	/**
 	 * The devices gpumem manages, 'all' the backend has or a list of ordinals, each with its own budget, pools,
 	 * reduction cache and pressure handler: the first is the primary, whose beans keep their names, and the
-	 * others' pools are named 'device<ordinal>.device' and so on.
+	 * others' pools are named 'device<ordinal>.device' and so on. Unset, 'gpumem.device' alone.
 	 */
 	private List<String> devices;
 
@@ -161,7 +161,7 @@ public class GpumemProperties {
 		/** The capacity of the device the host backend emulates. */
 		private DataSize capacity = DataSize.ofGigabytes(4);
 
-		/** The capacity of the pinned memory of the host backend's device. */
+		/** The capacity of the pinned memory of the host backend's device; unset, its capacity. */
 		private DataSize pinnedCapacity;
 
 		/**
@@ -199,16 +199,22 @@ public class GpumemProperties {
 	/** What every pool is configured with. */
 	public abstract static class Pool {
 
-		/** The pool's size classes, smallest first. */
+		/**
+		 * The pool's size classes, smallest first; empty, its preset's ladder (the device pool's
+		 * 'gpumem.device-pool.preset', the default preset for the other pools).
+		 */
 		private List<DataSize> sizeClasses = new ArrayList<>();
 
-		/** Buffers allocated into the pool at startup, per size class. */
+		/** Buffers allocated into the pool at startup, per size class; empty, as its preset says. */
 		private Map<DataSize, Integer> warm = new LinkedHashMap<>();
 
-		/** The most buffers cached (free) per size class up to 64 KiB; larger ones are bounded by max-cached only. */
+		/**
+		 * The most buffers cached (free) per size class up to 64 KiB, larger ones being bounded by max-cached only;
+		 * empty, as its preset says.
+		 */
 		private Map<DataSize, Integer> maxCachedBuffers = new LinkedHashMap<>();
 
-		/** The most bytes cached (free) in all classes together. */
+		/** The most bytes cached (free) in all classes together; unset, as its preset says. */
 		private DataSize maxCached;
 
 		/** How long a cached buffer may stay unused before it is released; 0 for never. */
@@ -499,7 +505,7 @@ public class GpumemProperties {
 
 		/**
 		 * A directory to write a JSON report of every out-of-memory failure to (the failure, its largest holders
-		 * and the pool's statistics), its path logged at WARN.
+		 * and the pool's statistics), its path logged at WARN; unset, none is written.
 		 */
 		private Path oomDumpDir;
 
@@ -538,21 +544,21 @@ public class GpumemProperties {
 
 		/**
 		 * Makes the primary device fail for good at its acquire after this many, as a kernel writing out of
-		 * bounds does (CUDA_ERROR_ILLEGAL_ADDRESS): to rehearse health, liveness and alerts.
+		 * bounds does (CUDA_ERROR_ILLEGAL_ADDRESS): to rehearse health, liveness and alerts. Unset, never.
 		 */
 		private Long deviceFaultAfter;
 
-		/** Refuses allocations number n, 2n, 3n, ... of each pool named. */
+		/** Refuses allocations number n, 2n, 3n, ... of each pool named; unset, none by count. */
 		private Long everyNth;
 
-		/** Refuses each allocation of the pools named with this probability, in [0, 1]. */
+		/** Refuses each allocation of the pools named with this probability, in [0, 1]; unset, none by chance. */
 		private Double probability;
 
 		/** The seed of the draws when a probability is set, so that a failing test runs the same again. */
 		private long seed = 1;
 
-		/** Which pools' allocations are refused (device, pinned, unified). */
-		private List<String> pools = new ArrayList<>();
+		/** Which pools' allocations are refused; empty, every pool that allocates. */
+		private List<PoolName> pools = new ArrayList<>();
 
 		public Long getDeviceFaultAfter() {
 			return this.deviceFaultAfter;
@@ -586,11 +592,11 @@ public class GpumemProperties {
 			this.seed = seed;
 		}
 
-		public List<String> getPools() {
+		public List<PoolName> getPools() {
 			return this.pools;
 		}
 
-		public void setPools(List<String> pools) {
+		public void setPools(List<PoolName> pools) {
 			this.pools = pools;
 		}
 

@@ -8,7 +8,7 @@ import java.util.Locale;
  * The pools a device may have, each named once: the primary device's pools go by these names ({@code device},
  * {@code pinned}), another device's by its own ({@code device1.device}).
  */
-enum PoolName {
+public enum PoolName {
 
 	/** The device pool, over the device's memory within its budget. */
 	DEVICE(true),
@@ -38,9 +38,14 @@ enum PoolName {
 		return primary ? part() : "device" + ordinal + "." + part();
 	}
 
-	/** The pools that draw on an allocator of their own, which fault injection can refuse. */
+	/** Whether this pool draws on an allocator of its own, which fault injection can refuse. */
+	boolean allocates() {
+		return this.allocates;
+	}
+
+	/** The names of the pools that draw on an allocator of their own. */
 	static List<String> allocating() {
-		return Arrays.stream(values()).filter((pool) -> pool.allocates).map(PoolName::part).toList();
+		return Arrays.stream(values()).filter(PoolName::allocates).map(PoolName::part).toList();
 	}
 
 }

@@ -180,17 +180,9 @@ public final class ConfigurationReference {
 
 	/**
 	 * A property as the metadata describes it: the type as Java writes it, the default as text (a list's values
-	 * joined with commas) or null.
+	 * joined with commas) or null where it has none.
 	 */
 	record Property(String name, String type, String description, String defaultValue) {
-
-		/**
-		 * Whether the default is a value the property binds to; otherwise it says in words what the code does
-		 * when the property is not set.
-		 */
-		boolean defaultIsValue() {
-			return bound(this.name, Map.of()) != null;
-		}
 
 		String row() {
 			return "| `" + this.name + "` | " + shortType() + " | " + defaultCell() + " | "
@@ -219,10 +211,7 @@ public final class ConfigurationReference {
 		}
 
 		private String defaultCell() {
-			if (this.defaultValue == null) {
-				return "";
-			}
-			return defaultIsValue() ? "`" + this.defaultValue.replace("|", "\\|") + "`" : escape(this.defaultValue);
+			return (this.defaultValue != null) ? "`" + this.defaultValue.replace("|", "\\|") + "`" : "";
 		}
 
 		private static String escape(String cell) {

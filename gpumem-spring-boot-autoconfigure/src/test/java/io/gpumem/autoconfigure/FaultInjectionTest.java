@@ -115,9 +115,16 @@ class FaultInjectionTest {
 			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
 				.hasMessageContaining("set every-nth or probability, not both"));
 		this.runner.withPropertyValues("gpumem.fault-injection.probability=0.5", "gpumem.fault-injection.pools=devise")
+			.run((context) -> assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'gpumem.fault-injection.pools'")
+				.rootCause()
+				.hasMessageContaining("devise"));
+		this.runner
+			.withPropertyValues("gpumem.fault-injection.probability=0.5", "gpumem.fault-injection.pools=reduction")
 			.run((context) -> assertThat(context.getStartupFailure()).rootCause()
-				.hasMessageContaining("gpumem.fault-injection.pools")
-				.hasMessageContaining("the pools are device, pinned, unified"));
+				.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class,
+						(ex) -> assertThat(ex.getName()).isEqualTo("gpumem.fault-injection.pools"))
+				.hasMessageContaining("the pools that allocate are device, pinned, unified"));
 	}
 
 }

@@ -68,6 +68,13 @@ class StartupFailureAnalysisTest {
 	}
 
 	@Test
+	void aMisspeltPoolToRefuseListsThePools(CapturedOutput output) {
+		start("gpumem.fault-injection.probability=1", "gpumem.fault-injection.pools=devise");
+		assertThat(output).contains("APPLICATION FAILED TO START", "gpumem.fault-injection.pools", "devise",
+				"The following values are valid:", "DEVICE", "PINNED", "UNIFIED");
+	}
+
+	@Test
 	void cudaOnAMachineWithoutADevice(CapturedOutput output) {
 		CudaProbeResult probe = CudaProbe.probe(0);
 		assumeFalse(probe.usable(), "a usable CUDA device is present");
