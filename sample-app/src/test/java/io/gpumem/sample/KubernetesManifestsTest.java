@@ -226,6 +226,8 @@ class KubernetesManifestsTest {
 	/** Prometheus's relabelling of a target, for the actions the scrape configuration uses; false when dropped. */
 	private static boolean relabel(Map<String, String> target, List<Map<String, Object>> configs) {
 		for (Map<String, Object> config : configs) {
+			assertThat(config.keySet()).as("a relabelling's keys")
+				.isSubsetOf("source_labels", "separator", "regex", "target_label", "replacement", "action");
 			String action = String.valueOf(config.getOrDefault("action", "replace"));
 			String value = list(config, "source_labels").stream()
 				.map((label) -> target.getOrDefault(String.valueOf(label), ""))
