@@ -7,6 +7,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
 
+import com.jayway.jsonpath.DocumentContext;
+import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -60,9 +62,13 @@ class OutOfMemoryReportHttpTest {
 		try (Stream<Path> listed = Files.list(dumps)) {
 			files = listed.toList();
 		}
-		assertThat(files).singleElement()
-			.satisfies((dump) -> assertThat(Files.readString(dump)).contains("\"pool\":\"device\"",
-					"io.gpumem.sample.vectors.VectorService.elementWise(VectorService.java:"));
+		assertThat(files).singleElement().satisfies((dump) -> {
+			DocumentContext written = JsonPath.parse(dump.toFile());
+			assertThat(written.read("$.pool", String.class)).isEqualTo("device");
+			List<String> frames = written.read("$.failure.holders[*].frames[*]");
+			assertThat(frames).anyMatch(
+					(frame) -> frame.startsWith("io.gpumem.sample.vectors.VectorService.elementWise(VectorService.java:"));
+		});
 	}
 
 }

@@ -6,11 +6,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import com.jayway.jsonpath.DocumentContext;
+import com.jayway.jsonpath.JsonPath;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
-import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
@@ -59,21 +59,24 @@ class OutOfMemoryReportsTest {
 					dump = files.toList().get(0);
 				}
 				assertThat(dump.getFileName().toString()).startsWith("gpumem-oom-device-").endsWith(".json");
-				assertThat(Files.readString(dump)).contains("\"pool\":\"device\"", "\"holders\":[",
-						getClass().getName() + ".holdFortyMegabytes(", "\"largestFreeBlockBytes\"",
-						"\"statistics\":{", "\"reservedBytes\"");
-				JsonNode written = JsonMapper.shared().readTree(dump.toFile());
-				JsonNode segments = written.path("snapshot").path("segments");
-				assertThat(segments.valueStream().mapToLong((segment) -> segment.path("bytes").asLong()).sum())
-					.as("the memory map adds up").isEqualTo(written.path("snapshot").path("reservedBytes").asLong())
+				DocumentContext written = JsonPath.parse(dump.toFile());
+				String holder = getClass().getName() + ".holdFortyMegabytes(";
+				assertThat(written.read("$.pool", String.class)).isEqualTo("device");
+				assertThat(written.read("$.failure.requestedBytes", Long.class)).isEqualTo(32L << 20);
+				assertThat(written.read("$.failure.largestFreeBlockBytes", Long.class)).isLessThan(32L << 20);
+				assertThat(written.read("$.failure.holders[0].bytes", Long.class)).isEqualTo(40L << 20);
+				assertThat(written.read("$.failure.holders[0].frames[0]", String.class)).startsWith(holder);
+				assertThat(written.read("$.statistics.inUseBytes", Long.class)).isEqualTo(40L << 20);
+				List<Number> segments = written.read("$.snapshot.segments[*].bytes");
+				assertThat(segments.stream().mapToLong(Number::longValue).sum()).as("the memory map adds up")
+					.isEqualTo(written.read("$.snapshot.reservedBytes", Long.class))
+					.isEqualTo(written.read("$.statistics.reservedBytes", Long.class))
 					.isEqualTo(40L << 20);
-				assertThat(segments.get(0).path("blocks").get(0).path("acquiredAt").get(0).asString())
-					.startsWith(getClass().getName() + ".holdFortyMegabytes(");
-				JsonNode events = written.path("history").path("events");
-				assertThat(events.get(events.size() - 1).path("type").asString()).as("the failure last")
-					.isEqualTo("OUT_OF_MEMORY");
-				assertThat(events.valueStream().map((event) -> event.path("type").asString()))
-					.contains("SEGMENT_ALLOCATED", "ACQUIRE");
+				assertThat(written.read("$.snapshot.segments[0].blocks[0].acquiredAt[0]", String.class))
+					.startsWith(holder);
+				List<String> events = written.read("$.history.events[*].type");
+				assertThat(events).as("the failure last").last().isEqualTo("OUT_OF_MEMORY");
+				assertThat(events).contains("SEGMENT_ALLOCATED", "ACQUIRE");
 				assertThat(output).contains("Pool 'device' ran out of memory; its report is in " + dump);
 			});
 	}
