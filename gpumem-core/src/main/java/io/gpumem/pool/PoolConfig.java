@@ -5,6 +5,7 @@ import java.util.Collections;
 import java.util.Map;
 import java.util.Objects;
 import java.util.TreeMap;
+import java.util.function.LongSupplier;
 
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.memory.ByteSizes;
@@ -48,6 +49,8 @@ public final class PoolConfig {
 
 	private final long segmentBytes;
 
+	private final LongSupplier ticker;
+
 	private PoolConfig(Builder builder) {
 		this.name = builder.name;
 		this.sizeClasses = builder.sizeClasses;
@@ -61,6 +64,7 @@ public final class PoolConfig {
 		this.history = builder.history;
 		this.stripes = builder.stripes;
 		this.segmentBytes = builder.segmentBytes;
+		this.ticker = builder.ticker;
 		this.warm.forEach((size, count) -> this.sizeClasses.requireClass("warm", size, count, this.name));
 		this.maxCachedBuffers
 			.forEach((size, count) -> this.sizeClasses.requireClass("max-cached-buffers", size, count, this.name));
@@ -133,6 +137,11 @@ public final class PoolConfig {
 		return this.segmentBytes;
 	}
 
+	/** The nanosecond clock that idle trimming measures how long a cached buffer went unused by. */
+	public LongSupplier ticker() {
+		return this.ticker;
+	}
+
 	/** Builds a {@link PoolConfig}; every setter validates its argument. */
 	public static final class Builder {
 
@@ -159,6 +168,8 @@ public final class PoolConfig {
 		private int stripes = defaultStripes();
 
 		private long segmentBytes = DEFAULT_SEGMENT_BYTES;
+
+		private LongSupplier ticker = System::nanoTime;
 
 		private Builder(String name) {
 			if (name == null || name.isBlank()) {
@@ -279,6 +290,15 @@ public final class PoolConfig {
 				throw new InvalidSettingException("stripes", stripes, "must lie in [1, 65536]");
 			}
 			this.stripes = (stripes == 1) ? 1 : Integer.highestOneBit(stripes - 1) << 1;
+			return this;
+		}
+
+		/**
+		 * The nanosecond clock idle trimming reads, {@link System#nanoTime()} by default: a test that moves it on
+		 * by hand decides what has been idle for how long, whatever the machine's speed.
+		 */
+		public Builder ticker(LongSupplier ticker) {
+			this.ticker = Objects.requireNonNull(ticker, "ticker");
 			return this;
 		}
 

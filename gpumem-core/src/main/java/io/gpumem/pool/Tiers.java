@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.function.LongSupplier;
 
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.memory.MemoryAllocator;
@@ -44,7 +45,9 @@ final class Tiers {
 	 * The recency clock, which stamps what the tiers keep: it ticks on every slow path and maintenance run, so
 	 * blocks kept between two ticks are ordered by stack position, not by time.
 	 */
-	private volatile long clock = System.nanoTime();
+	private volatile long clock;
+
+	private final LongSupplier ticker;
 
 	private boolean closed;
 
@@ -54,6 +57,8 @@ final class Tiers {
 	 */
 	Tiers(MemoryAllocator allocator, StatisticsAllocator reserved, PoolConfig config, PoolCounters counters) {
 		this.reserved = reserved;
+		this.ticker = config.ticker();
+		this.clock = this.ticker.getAsLong();
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
@@ -320,7 +325,7 @@ final class Tiers {
 
 	/** Advances the clock and answers it. */
 	long tick() {
-		long now = Math.max(System.nanoTime(), this.clock + 1);
+		long now = Math.max(this.ticker.getAsLong(), this.clock + 1);
 		this.clock = now;
 		return now;
 	}

@@ -9,7 +9,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -17,6 +16,7 @@ import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 class GpuAdmissionTest {
 
@@ -64,7 +64,7 @@ class GpuAdmissionTest {
 				}
 			}));
 			int waiting = i + 1;
-			await(() -> admission.queued() == waiting);
+			await().atMost(Duration.ofMinutes(1)).until(() -> admission.queued() == waiting);
 		}
 		running.close();
 		for (Future<?> waiter : waiters) {
@@ -120,14 +120,6 @@ class GpuAdmissionTest {
 			.withMessage("max-concurrent must be 0 (no limit) or more, not -1");
 		assertThatIllegalArgumentException().isThrownBy(() -> new GpuAdmission("d", 1, Duration.ofSeconds(-2)))
 			.withMessage("max-wait must be 0 or more, not PT-2S");
-	}
-
-	private static void await(BooleanSupplier condition) throws InterruptedException {
-		long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (!condition.getAsBoolean()) {
-			assertThat(System.nanoTime() - end).as("waited 10 s for a condition").isNegative();
-			Thread.sleep(1);
-		}
 	}
 
 }

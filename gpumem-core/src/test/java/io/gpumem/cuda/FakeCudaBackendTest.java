@@ -2,7 +2,6 @@ package io.gpumem.cuda;
 
 import java.nio.ByteBuffer;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 
@@ -21,6 +20,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 /** The CUDA backend's logic on a fake driver: the shared scenarios, and what only a fake can show. */
 class FakeCudaBackendTest extends CudaScenarios {
@@ -229,11 +229,10 @@ class FakeCudaBackendTest extends CudaScenarios {
 		assertThat(this.driver.calls("cuMemFreeHost")).isZero();
 		view.put(0, (byte) 1);
 		view = null;
-		Instant deadline = Instant.now().plus(Duration.ofSeconds(20));
-		while (this.driver.calls("cuMemFreeHost") == 0 && Instant.now().isBefore(deadline)) {
+		await().atMost(Duration.ofMinutes(1)).until(() -> {
 			System.gc();
-			Thread.sleep(20);
-		}
+			return this.driver.calls("cuMemFreeHost") > 0;
+		});
 		assertThat(this.driver.calls("cuMemFreeHost")).isEqualTo(1);
 		assertThat(this.driver.liveAllocations()).isZero();
 	}

@@ -2,6 +2,7 @@ package io.gpumem.device;
 
 import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -93,19 +94,20 @@ class GpumemDevicesTest {
 		HostBackend backend = new HostBackend(CAPACITY);
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
 				PoolConfig.builder("device").build());
-		PressureHandler pressure = PressureHandler.builder(backend::memoryInfo).build();
+		CompletableFuture<Thread> checker = new CompletableFuture<>();
+		PressureHandler pressure = PressureHandler.builder(() -> {
+			checker.complete(Thread.currentThread());
+			return backend.memoryInfo();
+		}).build();
 		pressure.register(pool);
 		pressure.start(Duration.ofMillis(5));
 		GpuDevice device = GpuDevice.builder(backend, pool).pressure(pressure).build();
 		try {
-			while (pressure.statistics().checks() == 0) {
-				Thread.sleep(5);
-			}
+			Thread checking = checker.join();
 			backend.health().injectFault(0);
 			assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> pool.acquire(1));
-			long checks = pressure.statistics().checks();
-			Thread.sleep(100);
-			assertThat(pressure.statistics().checks()).as("no check after the failure").isLessThanOrEqualTo(checks + 1);
+			checking.join(Duration.ofMinutes(1).toMillis());
+			assertThat(checking.isAlive()).as("the handler's thread, ended by the failure").isFalse();
 		}
 		finally {
 			device.close();

@@ -28,6 +28,7 @@ import io.gpumem.pool.diagnostics.PoolHistory;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A recorded history replayed: under the recorded settings it reproduces the recorded peak, under others it
@@ -109,9 +110,7 @@ class HistoryReplayTest {
 			ExecutorService thread = Executors.newSingleThreadExecutor();
 			try {
 				Future<PooledBuffer> waiter = thread.submit(() -> pool.acquire(4 * MIB));
-				while (pool.statistics().memoryWaits().waits() == 0) {
-					Thread.onSpinWait();
-				}
+				await().atMost(Duration.ofMinutes(1)).until(() -> pool.statistics().memoryWaits().waits() > 0);
 				held.close();
 				waiter.get(10, TimeUnit.SECONDS).close();
 			}

@@ -16,6 +16,7 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * Buffers closed after stream work stay lent until the work has run, then serve the next request, a waiting
@@ -50,10 +51,7 @@ class LateReturnsTest {
 		held.remove(0).closeAfter(stream);
 		assertThat(this.pool.statistics().inUseBuffers()).as("the stream may still use it").isEqualTo(4);
 		Future<PooledBuffer> waiter = this.threads.submit(() -> this.pool.acquire(BLOCK));
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (this.pool.statistics().memoryWaits().waits() == 0 && System.nanoTime() < deadline) {
-			Thread.sleep(1);
-		}
+		await().atMost(Duration.ofMinutes(1)).until(() -> this.pool.statistics().memoryWaits().waits() > 0);
 		assertThat(waiter).isNotDone();
 		stream.finish();
 		PooledBuffer served = waiter.get(10, TimeUnit.SECONDS);

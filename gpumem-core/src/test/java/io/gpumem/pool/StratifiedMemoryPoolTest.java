@@ -1,9 +1,11 @@
 package io.gpumem.pool;
 
+import java.lang.ref.WeakReference;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ScheduledFuture;
 import java.util.logging.Handler;
 import java.util.logging.Level;
 import java.util.logging.LogRecord;
@@ -24,6 +26,7 @@ import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 class StratifiedMemoryPoolTest {
 
@@ -337,17 +340,14 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void idleBuffersAreTrimmedInTheBackground() throws InterruptedException {
+	void idleBuffersAreTrimmedInTheBackground() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).idleTrimAfter(Duration.ofMillis(40)));
 		closeAll(acquireAll(pool, 4096, 3));
 		pool.acquire(100_000).close();
 		assertThat(pool.statistics().cachedBuffers()).as("three of a class and one above the top class").isEqualTo(4);
 		long trimmed = 3 * 4096 + 100_000;
-		long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-		while ((pool.statistics().cachedBuffers() > 0 || pool.statistics().trimmedBytes() < trimmed)
-				&& System.nanoTime() < deadline) {
-			Thread.sleep(10);
-		}
+		await().atMost(Duration.ofMinutes(1))
+			.until(() -> pool.statistics().cachedBuffers() == 0 && pool.statistics().trimmedBytes() >= trimmed);
 		assertThat(pool.statistics().cachedBuffers()).isZero();
 		assertThat(pool.statistics().trimmedBytes()).as("counted once the segment has gone back").isEqualTo(trimmed);
 		assertThat(this.allocator.statistics().currentBytes()).isZero();
@@ -485,14 +485,9 @@ class StratifiedMemoryPoolTest {
 		CountDownLatch reclaimed = new CountDownLatch(1);
 		CountDownLatch checked = new CountDownLatch(1);
 		Thread watcher = new Thread(() -> {
-			try {
-				awaitLeaks(pool, 1);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+			awaitLeaks(pool, 1);
 			reclaimed.countDown();
-			await(checked);
+			waitFor(checked);
 		});
 		watcher.start();
 		reclaimed.await();
@@ -503,13 +498,10 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void withLeakDetectionDisabledALeakedBufferStaysInUse() throws InterruptedException {
+	void withLeakDetectionDisabledALeakedBufferStaysInUse() {
 		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.DISABLED));
-		leak(pool, 2048);
-		for (int i = 0; i < 3; i++) {
-			System.gc();
-			Thread.sleep(20);
-		}
+		awaitCollected(leak(pool, 2048));
+		assertThat(pool.trim(0)).as("a trim, which reclaims what leak detection watches").isZero();
 		assertThat(pool.statistics().leakedBuffers()).isZero();
 		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
 	}
@@ -534,18 +526,17 @@ class StratifiedMemoryPoolTest {
 		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.SIMPLE));
 		int hits = 2 * LeakWatch.SAMPLING_INTERVAL;
 		pool.warm(2048, hits);
+		List<WeakReference<PooledBuffer>> leaked = new ArrayList<>();
 		Thread leaker = new Thread(() -> {
 			for (int i = 0; i < hits; i++) {
-				leak(pool, 2048);
+				leaked.add(leak(pool, 2048));
 			}
 		});
 		leaker.start();
 		leaker.join();
 		awaitLeaks(pool, 2);
-		for (int i = 0; i < 3; i++) {
-			System.gc();
-			Thread.sleep(20);
-		}
+		leaked.forEach(StratifiedMemoryPoolTest::awaitCollected);
+		pool.trim(0);
 		assertThat(pool.statistics().leakedBuffers()).as("the thread's acquires 1 and 129").isEqualTo(2);
 		assertThat(pool.statistics().inUseBuffers()).isEqualTo(hits - 2);
 		leak(pool, 4096);
@@ -596,10 +587,10 @@ class StratifiedMemoryPoolTest {
 			Thread worker = new Thread(() -> {
 				PooledBuffer[] buffers = acquireAll(pool, size, 3);
 				acquired.countDown();
-				await(acquired);
+				waitFor(acquired);
 				closeAll(buffers);
 				cached.countDown();
-				await(checked);
+				waitFor(checked);
 			});
 			threads.add(worker);
 			worker.start();
@@ -619,27 +610,27 @@ class StratifiedMemoryPoolTest {
 
 	@Test
 	void statisticsChangeNothing() throws InterruptedException {
-		for (int attempt = 0;; attempt++) {
-			long created = System.nanoTime();
-			StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.PARANOID));
-			leak(pool, 2048);
-			for (int i = 0; i < 3; i++) {
-				System.gc();
-				Thread.sleep(20);
-			}
+		StratifiedMemoryPool pool = pool(config().leakDetection(LeakDetection.PARANOID));
+		CountDownLatch maintenanceHeld = new CountDownLatch(1);
+		CountDownLatch released = new CountDownLatch(1);
+		ScheduledFuture<?> holder = Maintenance.schedule(() -> {
+			maintenanceHeld.countDown();
+			waitFor(released);
+		}, 4_000_000L);
+		try {
+			maintenanceHeld.await();
+			awaitCollected(leak(pool, 2048));
 			PoolStatistics first = pool.statistics();
 			PoolStatistics second = pool.statistics();
-			if (System.nanoTime() - created > 800_000_000L && attempt < 3) {
-				pool.close();
-				continue;
-			}
 			assertThat(second).isEqualTo(first);
 			assertThat(first.leakedBuffers()).isZero();
-			assertThat(first.inUseBuffers()).as("reclaiming is the maintenance's work (first run after 1 s)")
-				.isEqualTo(1);
+			assertThat(first.inUseBuffers()).as("reclaiming is the maintenance's work, held here").isEqualTo(1);
 			assertThat(pool.trim(0)).as("a trim takes the leaked buffer back, and frees it").isEqualTo(2048);
 			assertThat(pool.statistics().leakedBuffers()).isEqualTo(1);
-			return;
+		}
+		finally {
+			holder.cancel(false);
+			released.countDown();
 		}
 	}
 
@@ -667,7 +658,7 @@ class StratifiedMemoryPoolTest {
 		large.close();
 	}
 
-	private static void await(CountDownLatch latch) {
+	private static void waitFor(CountDownLatch latch) {
 		try {
 			latch.await();
 		}
@@ -676,16 +667,25 @@ class StratifiedMemoryPoolTest {
 		}
 	}
 
-	private static void leak(StratifiedMemoryPool pool, long bytes) {
-		pool.acquire(bytes).fill((byte) 1);
+	/** Acquires a buffer and drops it unclosed; the reference clears once the collector has found it unreachable. */
+	private static WeakReference<PooledBuffer> leak(StratifiedMemoryPool pool, long bytes) {
+		PooledBuffer buffer = pool.acquire(bytes);
+		buffer.fill((byte) 1);
+		return new WeakReference<>(buffer);
 	}
 
-	private static void awaitLeaks(StratifiedMemoryPool pool, long count) throws InterruptedException {
-		long deadline = System.nanoTime() + Duration.ofSeconds(20).toNanos();
-		while (pool.statistics().leakedBuffers() < count && System.nanoTime() < deadline) {
+	private static void awaitCollected(WeakReference<PooledBuffer> leaked) {
+		await().atMost(Duration.ofMinutes(1)).until(() -> {
 			System.gc();
-			Thread.sleep(10);
-		}
+			return leaked.refersTo(null);
+		});
+	}
+
+	private static void awaitLeaks(StratifiedMemoryPool pool, long count) {
+		await().atMost(Duration.ofMinutes(1)).until(() -> {
+			System.gc();
+			return pool.statistics().leakedBuffers() >= count;
+		});
 	}
 
 	private static long cached(StratifiedMemoryPool pool, long classSize) {

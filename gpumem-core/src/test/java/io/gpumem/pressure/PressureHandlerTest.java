@@ -32,6 +32,7 @@ import io.gpumem.reduction.ReductionOp;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
+import static org.awaitility.Awaitility.await;
 
 class PressureHandlerTest {
 
@@ -183,11 +184,8 @@ class PressureHandlerTest {
 	}
 
 	/** Holds a worker halfway until the checker has shrunk once, so shrinks overlap allocations on any scheduler. */
-	private static void awaitFirstShrink(PressureHandler handler) throws InterruptedException {
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-		while (handler.statistics().shrinks() == 0 && System.nanoTime() < deadline) {
-			Thread.sleep(1);
-		}
+	private static void awaitFirstShrink(PressureHandler handler) {
+		await().atMost(Duration.ofMinutes(1)).until(() -> handler.statistics().shrinks() > 0);
 	}
 
 	@Test
@@ -270,7 +268,7 @@ class PressureHandlerTest {
 
 
 	@Test
-	void scheduledChecksSeeAChangeNoPoolReported() throws InterruptedException {
+	void scheduledChecksSeeAChangeNoPoolReported() {
 		StratifiedMemoryPool pool = pool("device", MIB);
 		List<PooledBuffer> held = new ArrayList<>();
 		for (int i = 0; i < 50; i++) {
@@ -280,10 +278,7 @@ class PressureHandlerTest {
 			List<PressureChange> changes = new CopyOnWriteArrayList<>();
 			handler.addListener(changes::add);
 			handler.start(Duration.ofMillis(10));
-			long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-			while (changes.isEmpty() && System.nanoTime() < deadline) {
-				Thread.sleep(5);
-			}
+			await().atMost(Duration.ofMinutes(1)).until(() -> !changes.isEmpty());
 			assertThat(changes).extracting(PressureChange::level).containsExactly(PressureLevel.WARNING);
 			assertThat(handler.statistics().checks()).isPositive();
 			assertThatIllegalArgumentException().isThrownBy(() -> handler.start(Duration.ZERO));
@@ -361,7 +356,7 @@ class PressureHandlerTest {
 	}
 
 	@Test
-	void afterAMissAStartedHandlerChecksOnItsOwnThreadNotTheRequests() throws InterruptedException {
+	void afterAMissAStartedHandlerChecksOnItsOwnThreadNotTheRequests() {
 		Set<String> readers = ConcurrentHashMap.newKeySet();
 		StratifiedMemoryPool pool = pool("device", MIB);
 		try (PressureHandler handler = PressureHandler.builder(() -> {
@@ -371,10 +366,7 @@ class PressureHandlerTest {
 			handler.register(pool);
 			handler.start(Duration.ofHours(1));
 			try (PooledBuffer buffer = pool.acquire(MIB)) {
-				long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-				while (handler.statistics().checks() == 0 && System.nanoTime() < deadline) {
-					Thread.sleep(5);
-				}
+				await().atMost(Duration.ofMinutes(1)).until(() -> handler.statistics().checks() > 0);
 			}
 			assertThat(handler.statistics().checks()).isPositive();
 			assertThat(readers).containsExactly("gpumem-pressure");

@@ -1,5 +1,6 @@
 package io.gpumem.pool.arena;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -23,6 +24,7 @@ import io.gpumem.pool.arena.Arena;
 import io.gpumem.pool.arena.Block;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 /**
  * The driver's calls on an arena's granules, made outside its lock: on the fake driver, whose {@code cuMemCreate}
@@ -220,11 +222,7 @@ class GranuleMappingTest {
 		FutureTask<Block> task = new FutureTask<>(request);
 		Thread thread = new Thread(task, "request");
 		thread.start();
-		long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-		while (!task.isDone() && thread.getState() != Thread.State.WAITING) {
-			assertThat(System.nanoTime()).as("the request waits").isLessThan(deadline);
-			Thread.sleep(1);
-		}
+		await().atMost(Duration.ofMinutes(1)).until(() -> task.isDone() || thread.getState() == Thread.State.WAITING);
 		return task;
 	}
 
