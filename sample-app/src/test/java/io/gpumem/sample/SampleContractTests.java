@@ -40,8 +40,11 @@ abstract class SampleContractTests {
 		contract().memoryMapUnderLoad();
 	}
 
+	/** A contract on inputs drawn from {@code -Dsample.seed}, or a fresh seed, printed so that a failure reruns. */
 	protected SampleContract contract() {
-		return new SampleContract(URI.create("http://localhost:" + this.port), this.random.nextLong());
+		long seed = Long.getLong("sample.seed", this.random.nextLong());
+		System.out.println("SampleContract seed " + seed + " (rerun with -Dsample.seed=" + seed + ")");
+		return new SampleContract(URI.create("http://localhost:" + this.port), seed);
 	}
 
 }

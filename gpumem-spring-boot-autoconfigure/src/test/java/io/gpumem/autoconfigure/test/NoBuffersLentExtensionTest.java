@@ -17,6 +17,7 @@ import io.gpumem.pool.StratifiedMemoryPool;
 
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 class NoBuffersLentExtensionTest {
 
@@ -48,17 +49,13 @@ class NoBuffersLentExtensionTest {
 	@Test
 	void aBufferOnItsWayBackWithinTheGraceIsWaitedFor() throws Exception {
 		PooledBuffer held = this.device.acquire(4096);
+		Thread checking = Thread.currentThread();
 		Thread closer = new Thread(() -> {
-			try {
-				Thread.sleep(50);
-			}
-			catch (InterruptedException ex) {
-				Thread.currentThread().interrupt();
-			}
+			await().atMost(Duration.ofMinutes(1)).until(() -> checking.getState() == Thread.State.TIMED_WAITING);
 			held.close();
 		});
 		closer.start();
-		assertThatCode(() -> NoBuffersLentExtension.assertNoneLent(this.pools, Duration.ofSeconds(5), "test()"))
+		assertThatCode(() -> NoBuffersLentExtension.assertNoneLent(this.pools, Duration.ofMinutes(1), "test()"))
 			.doesNotThrowAnyException();
 		closer.join();
 	}

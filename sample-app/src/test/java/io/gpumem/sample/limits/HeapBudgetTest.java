@@ -1,13 +1,14 @@
 package io.gpumem.sample.limits;
 
 import java.time.Duration;
-import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.FutureTask;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.awaitility.Awaitility.await;
 
 class HeapBudgetTest {
 
@@ -29,8 +30,10 @@ class HeapBudgetTest {
 	void aWaitingReservationIsServedWhenAnotherIsGivenBack() throws Exception {
 		HeapBudget budget = new HeapBudget(10 * MIB, Duration.ofSeconds(10));
 		HeapBudget.Reservation held = budget.reserve(8 * MIB);
-		CompletableFuture<HeapBudget.Reservation> waiting = CompletableFuture.supplyAsync(() -> budget.reserve(4 * MIB));
-		Thread.sleep(50);
+		FutureTask<HeapBudget.Reservation> waiting = new FutureTask<>(() -> budget.reserve(4 * MIB));
+		Thread thread = new Thread(waiting, "waiting");
+		thread.start();
+		await().atMost(Duration.ofMinutes(1)).until(() -> thread.getState() == Thread.State.TIMED_WAITING);
 		assertThat(waiting).isNotDone();
 		held.close();
 		try (HeapBudget.Reservation served = waiting.get(10, TimeUnit.SECONDS)) {
