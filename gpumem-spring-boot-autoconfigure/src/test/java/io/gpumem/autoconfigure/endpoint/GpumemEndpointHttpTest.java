@@ -2,6 +2,7 @@ package io.gpumem.autoconfigure.endpoint;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
 
@@ -14,7 +15,9 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 /** The endpoint over HTTP, with the figures of fixed segments: allocations of 2 MiB, blocks above the top class. */
@@ -39,52 +42,77 @@ class GpumemEndpointHttpTest {
 
 	@Test
 	void readsTheBackendDevicePressureAndEveryPool() {
-		this.client.get()
-			.uri("/actuator/gpumem")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody()
-			.jsonPath("$.backend").isEqualTo("host")
-			.jsonPath("$.device.id").isEqualTo(0)
-			.jsonPath("$.device.name").isNotEmpty()
-			.jsonPath("$.device.totalBytes").isEqualTo(256 * 1024 * 1024)
-			.jsonPath("$.device.freeBytes").isNumber()
-			.jsonPath("$.pressure.level").isEqualTo("NORMAL")
-			.jsonPath("$.pressure.utilization").isNumber()
-			.jsonPath("$.pools.device.kind").isEqualTo("DEVICE")
-			.jsonPath("$.pools.pinned.kind").isEqualTo("PINNED")
-			.jsonPath("$.pools.reduction.kind").isEqualTo("DEVICE")
-			.jsonPath("$.pools.device.inUseBytes").isNumber()
-			.jsonPath("$.pools.device.inUseBuffers").isNumber()
-			.jsonPath("$.pools.device.cachedBytes").isNumber()
-			.jsonPath("$.pools.device.cachedBuffers").isNumber()
-			.jsonPath("$.pools.device.reservedBytes").isNumber()
-			.jsonPath("$.pools.device.peakReservedBytes").isNumber()
-			.jsonPath("$.pools.device.requests").isNumber()
-			.jsonPath("$.pools.device.hits").isNumber()
-			.jsonPath("$.pools.device.misses").isNumber()
-			.jsonPath("$.pools.device.hitRate").isNumber()
-			.jsonPath("$.pools.device.returns").isNumber()
-			.jsonPath("$.pools.device.trimmedBytes").isNumber()
-			.jsonPath("$.pools.device.sizeClasses").doesNotExist();
+		try (PooledBuffer held = this.devicePool.acquire(3L << 20)) {
+			PoolStatistics stats = lentAndCached();
+			this.client.get()
+				.uri("/actuator/gpumem")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.backend").isEqualTo("host")
+				.jsonPath("$.device.id").isEqualTo(0)
+				.jsonPath("$.device.name").isNotEmpty()
+				.jsonPath("$.device.totalBytes").isEqualTo(256 * 1024 * 1024)
+				.jsonPath("$.device.freeBytes")
+				.value((Number free) -> assertThat(free.longValue()).isPositive()
+					.isLessThanOrEqualTo(256L * 1024 * 1024 - stats.reservedBytes()))
+				.jsonPath("$.pressure.level").isEqualTo("NORMAL")
+				.jsonPath("$.pressure.utilization").isNumber()
+				.jsonPath("$.pools.device.kind").isEqualTo("DEVICE")
+				.jsonPath("$.pools.pinned.kind").isEqualTo("PINNED")
+				.jsonPath("$.pools.reduction.kind").isEqualTo("DEVICE")
+				.jsonPath("$.pools.device.inUseBytes").value(is(stats.inUseBytes()))
+				.jsonPath("$.pools.device.inUseBuffers").value(is(stats.inUseBuffers()))
+				.jsonPath("$.pools.device.cachedBytes").value(is(stats.cachedBytes()))
+				.jsonPath("$.pools.device.cachedBuffers").value(is(stats.cachedBuffers()))
+				.jsonPath("$.pools.device.reservedBytes").value(is(stats.reservedBytes()))
+				.jsonPath("$.pools.device.peakReservedBytes").value(is(stats.peakReservedBytes()))
+				.jsonPath("$.pools.device.requests").value(is(stats.requests()))
+				.jsonPath("$.pools.device.hits").value(is(stats.hits()))
+				.jsonPath("$.pools.device.misses").value(is(stats.misses()))
+				.jsonPath("$.pools.device.hitRate")
+				.value((Number rate) -> assertThat(rate.doubleValue()).isEqualTo(stats.hitRate()))
+				.jsonPath("$.pools.device.returns").value(is(stats.returns()))
+				.jsonPath("$.pools.device.trimmedBytes").value(is(stats.trimmedBytes()))
+				.jsonPath("$.pools.device.sizeClasses").doesNotExist();
+		}
 	}
 
 	@Test
 	void readsOnePoolWithARowPerSizeClass() {
-		this.client.get()
-			.uri("/actuator/gpumem/device")
-			.exchange()
-			.expectStatus()
-			.isOk()
-			.expectBody()
-			.jsonPath("$.kind").isEqualTo("DEVICE")
-			.jsonPath("$.sizeClasses.length()").isEqualTo(71)
-			.jsonPath("$.sizeClasses[0].sizeBytes").isEqualTo(256)
-			.jsonPath("$.sizeClasses[0].inUseBuffers").isNumber()
-			.jsonPath("$.sizeClasses[0].cachedBuffers").isNumber()
-			.jsonPath("$.sizeClasses[0].hits").isNumber()
-			.jsonPath("$.sizeClasses[0].misses").isNumber();
+		try (PooledBuffer first = this.devicePool.acquire(256); PooledBuffer second = this.devicePool.acquire(256)) {
+			this.devicePool.acquire(256).close();
+			this.devicePool.acquire(200).close();
+			SizeClassStatistics row = this.devicePool.statistics().sizeClasses().get(0);
+			this.client.get()
+				.uri("/actuator/gpumem/device")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.kind").isEqualTo("DEVICE")
+				.jsonPath("$.sizeClasses.length()").isEqualTo(71)
+				.jsonPath("$.sizeClasses[0].sizeBytes").isEqualTo(256)
+				.jsonPath("$.sizeClasses[0].inUseBuffers").value(is(row.inUseBuffers()))
+				.jsonPath("$.sizeClasses[0].cachedBuffers").value(is(row.cachedBuffers()))
+				.jsonPath("$.sizeClasses[0].hits").value(is(row.hits()))
+				.jsonPath("$.sizeClasses[0].misses").value(is(row.misses()));
+		}
+	}
+
+	/** Lends and caches buffers of the device pool, so that its figures are not all zero; answers them. */
+	private PoolStatistics lentAndCached() {
+		PooledBuffer first = this.devicePool.acquire(1L << 20);
+		PooledBuffer second = this.devicePool.acquire(1L << 20);
+		first.close();
+		second.close();
+		this.devicePool.acquire(1L << 20).close();
+		return this.devicePool.statistics();
+	}
+
+	private static Consumer<Number> is(long expected) {
+		return (actual) -> assertThat(actual.longValue()).isEqualTo(expected);
 	}
 
 	@Test
