@@ -1,5 +1,7 @@
 package io.gpumem.cuda;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
 import java.util.List;
 
 import org.junit.jupiter.api.AfterEach;
@@ -130,7 +132,29 @@ class FakeCudaDevicesTest {
 					CAPACITY, 1, () -> driver))
 			.satisfies((ex) -> assertThat(ex.setting()).isEqualTo("devices[1]"))
 			.withMessageContaining("the CUDA driver found 2 device(s)");
-		assertThat(driver.retainedContexts()).as("the device opened before is released").isZero();
+		assertThat(driver.retainedContexts()).as("refused before any device is opened").isZero();
+	}
+
+	@Test
+	void aDeviceThatFailsToOpenReleasesTheDevicesOpenedBeforeIt() {
+		FakeCudaDriver driver = new FakeCudaDriver(CAPACITY).devices(3);
+		CudaDriver failingOnTheThird = (CudaDriver) Proxy.newProxyInstance(CudaDriver.class.getClassLoader(),
+				new Class<?>[] { CudaDriver.class }, (proxy, method, args) -> {
+					if (method.getName().equals("deviceName") && (int) args[0] == 2) {
+						throw new CudaException("cuDeviceGetName", 101, "CUDA_ERROR_INVALID_DEVICE");
+					}
+					try {
+						return method.invoke(driver, args);
+					}
+					catch (InvocationTargetException ex) {
+						throw ex.getCause();
+					}
+				});
+		assertThatExceptionOfType(CudaException.class)
+			.isThrownBy(() -> BackendSelection.selectAll(BackendType.CUDA, DeviceSelection.of(List.of(0, 1, 2)),
+					CAPACITY, CAPACITY, 1, () -> failingOnTheThird))
+			.withMessageContaining("CUDA_ERROR_INVALID_DEVICE");
+		assertThat(driver.retainedContexts()).as("the two devices opened before are released").isZero();
 	}
 
 	private static GpumemDevices open(FakeCudaDriver driver, DeviceSelection selection) {
