@@ -71,7 +71,7 @@ final class CudaAllocator implements MemoryAllocator {
 	public void free(Allocation allocation) {
 		if (allocation instanceof CudaDeviceAllocation block && block.allocator() == this) {
 			Object pointer = block.markFreed();
-			this.device.bind().freeDevice(pointer);
+			this.device.free((driver) -> driver.freeDevice(pointer));
 		}
 		else if (allocation instanceof CudaPinnedAllocation block && block.device() == this.device
 				&& this.kind == MemoryKind.PINNED) {

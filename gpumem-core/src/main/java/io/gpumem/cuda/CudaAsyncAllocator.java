@@ -110,16 +110,17 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 					+ this.device.ordinal() + ": " + allocation);
 		}
 		Object pointer = block.markFreed();
-		CudaDriver driver = this.device.bind();
 		this.allocatedBytes.addAndGet(-block.size());
-		if (this.closed) {
-			driver.freeAsync(pointer, null);
-			driver.synchronizeStream(null);
-			return;
-		}
-		driver.freeAsync(pointer, this.stream);
-		driver.synchronizeStream(this.stream);
-		driver.trimMemoryPool(this.pool, this.allocatedBytes.get());
+		this.device.free((driver) -> {
+			if (this.closed) {
+				driver.freeAsync(pointer, null);
+				driver.synchronizeStream(null);
+				return;
+			}
+			driver.freeAsync(pointer, this.stream);
+			driver.synchronizeStream(this.stream);
+			driver.trimMemoryPool(this.pool, this.allocatedBytes.get());
+		});
 	}
 
 	@Override

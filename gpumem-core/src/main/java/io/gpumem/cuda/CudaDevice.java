@@ -1,5 +1,7 @@
 package io.gpumem.cuda;
 
+import java.util.function.Consumer;
+
 import io.gpumem.memory.DeviceHealth;
 
 /**
@@ -40,6 +42,17 @@ final class CudaDevice {
 		}
 		this.guarded.setCurrentContext(this.context);
 		return this.guarded;
+	}
+
+	/**
+	 * Gives memory of this context back through {@code free}, bound as {@link #bind()} binds; once the backend is
+	 * closed it does nothing, since releasing the context freed all the context's memory with it, so that a buffer
+	 * closed after its pool and backend (a request ending during shutdown) closes quietly.
+	 */
+	void free(Consumer<CudaDriver> free) {
+		if (!this.released) {
+			free.accept(bind());
+		}
 	}
 
 	DeviceHealth health() {

@@ -215,7 +215,7 @@ final class CudaPinnedAllocation implements Allocation, CudaMemory {
 				Views.CLEANER.register(this.root, new Release(this.device, this.pointer));
 			}
 			else {
-				this.device.bind().freePinned(this.pointer);
+				this.device.free((driver) -> driver.freePinned(this.pointer));
 			}
 		}
 
@@ -227,7 +227,7 @@ final class CudaPinnedAllocation implements Allocation, CudaMemory {
 		@Override
 		public void run() {
 			try {
-				this.device.bind().freePinned(this.pointer);
+				this.device.free((driver) -> driver.freePinned(this.pointer));
 			}
 			catch (RuntimeException ex) {
 				System.getLogger(CudaPinnedAllocation.class.getName())

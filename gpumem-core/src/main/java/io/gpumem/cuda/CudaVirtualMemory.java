@@ -95,7 +95,7 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 
 	@Override
 	public void free(Allocation allocation) {
-		this.device.bind().releasePhysical(physical(allocation).handle);
+		this.device.free((driver) -> driver.releasePhysical(physical(allocation).handle));
 	}
 
 	@Override
@@ -203,8 +203,8 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 		@Override
 		public void unmap(long offset, Allocation physical) {
 			Physical memory = this.space.physical(physical);
-			CudaDriver driver = this.space.device.bind();
-			driver.unmap(driver.offset(this.addresses.pointer(), offset), memory.size());
+			this.space.device.free((driver) -> driver.unmap(driver.offset(this.addresses.pointer(), offset),
+					memory.size()));
 		}
 
 		@Override
@@ -214,7 +214,8 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 
 		@Override
 		public void release() {
-			this.space.device.bind().freeAddresses(this.addresses.markFreed(), size());
+			Object addresses = this.addresses.markFreed();
+			this.space.device.free((driver) -> driver.freeAddresses(addresses, size()));
 		}
 
 		@Override

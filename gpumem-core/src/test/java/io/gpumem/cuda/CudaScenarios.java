@@ -1,7 +1,9 @@
 package io.gpumem.cuda;
 
 import java.nio.ByteBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.SplittableRandom;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
@@ -23,6 +25,7 @@ import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
@@ -141,6 +144,29 @@ abstract class CudaScenarios {
 	 */
 	protected void runDeviceFault() throws Exception {
 		DeviceFaultScenario.run(this.backend, this.device, this.pinned);
+	}
+
+	/**
+	 * A buffer closed after its pool and the backend, as a request ending during shutdown closes it, closes
+	 * quietly: releasing the context freed its memory, and nothing more goes to the driver for it.
+	 */
+	@Test
+	void buffersClosedAfterTheirPoolsAndTheBackendCloseQuietly() {
+		List<PooledBuffer> late = new ArrayList<>(List.of(this.device.acquire(1 << 20), this.pinned.acquire(4096),
+				this.unified.acquire(4096)));
+		VirtualMemory virtualMemory = this.backend.virtualMemory();
+		StratifiedMemoryPool expandable = virtualMemory.supported()
+				? new StratifiedMemoryPool(virtualMemory.allocator(), PoolConfig.builder("expandable").build()) : null;
+		if (expandable != null) {
+			late.add(expandable.acquire(1 << 20));
+			expandable.close();
+		}
+		this.device.close();
+		this.pinned.close();
+		this.unified.close();
+		this.backend.close();
+		assertThatCode(() -> late.forEach(PooledBuffer::close)).doesNotThrowAnyException();
+		assertThat(late).allMatch(PooledBuffer::isClosed);
 	}
 
 	private StratifiedMemoryPool pool(MemoryKind kind) {

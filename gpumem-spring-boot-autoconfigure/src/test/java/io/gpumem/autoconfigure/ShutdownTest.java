@@ -1,12 +1,26 @@
 package io.gpumem.autoconfigure;
 
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Proxy;
+import java.text.MessageFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
 import org.junit.jupiter.api.Test;
 
 import org.springframework.boot.autoconfigure.AutoConfigurations;
 import org.springframework.boot.test.context.runner.ApplicationContextRunner;
 import org.springframework.context.ConfigurableApplicationContext;
 
-import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaDriver;
+import io.gpumem.cuda.FakeCudaDriver;
+import io.gpumem.pool.MemoryCache;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.reduction.ReductionBufferCache;
@@ -14,31 +28,87 @@ import io.gpumem.reduction.ReductionOp;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-/** Closing the context closes the cache and pools before the backend, and reports what is still lent. */
+/**
+ * Closing the context closes the reduction cache and the pools before the device's context is released, and
+ * reports what is still lent: seen from the driver, which is told when the context goes.
+ */
 class ShutdownTest {
 
+	private static final long CAPACITY = 64L << 20;
+
 	@Test
-	void poolsCloseInOrderAndLentBuffersAreReported() {
-		ApplicationContextRunner runner = new ApplicationContextRunner()
-			.withConfiguration(AutoConfigurations.of(GpumemAutoConfiguration.class))
-			.withPropertyValues("gpumem.backend=host", "gpumem.host.capacity=16MB");
-		StratifiedMemoryPool[] device = new StratifiedMemoryPool[1];
-		GpuBackend[] backend = new GpuBackend[1];
-		runner.run((context) -> {
-			device[0] = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
-			backend[0] = context.getBean(GpuBackend.class);
-			device[0].acquire(4096).close();
-			context.getBean(ReductionBufferCache.class).acquire(float.class, 4, ReductionOp.SUM).close();
-			PooledBuffer forgotten = device[0].acquire(65536);
-			assertThat(forgotten.isClosed()).isFalse();
-			((ConfigurableApplicationContext) context).close();
-			assertThat(device[0].isClosed()).isTrue();
-			assertThat(device[0].statistics().inUseBuffers()).as("the pool still reports the lent buffer").isEqualTo(1);
-			assertThat(backend[0].memoryInfo().usedBytes()).as("only the segment of the forgotten buffer is still held")
-				.isEqualTo(2L << 20);
-			forgotten.close();
-			assertThat(backend[0].memoryInfo().usedBytes()).isZero();
-		});
+	void theCacheAndPoolsCloseBeforeTheContextAndLentBuffersAreReported() {
+		FakeCudaDriver fake = new FakeCudaDriver(CAPACITY);
+		Map<String, MemoryCache> caches = new ConcurrentHashMap<>();
+		List<String> openAtRelease = new CopyOnWriteArrayList<>();
+		CudaDriver driver = (CudaDriver) Proxy.newProxyInstance(CudaDriver.class.getClassLoader(),
+				new Class<?>[] { CudaDriver.class }, (proxy, method, args) -> {
+					if (method.getName().equals("releasePrimaryContext")) {
+						caches.forEach((name, cache) -> {
+							boolean open = (cache instanceof StratifiedMemoryPool pool) ? !pool.isClosed()
+									: cache.cachedBytes() > 0;
+							if (open) {
+								openAtRelease.add(name);
+							}
+						});
+					}
+					try {
+						return method.invoke(fake, args);
+					}
+					catch (InvocationTargetException ex) {
+						throw ex.getCause();
+					}
+				});
+		List<String> warnings = new CopyOnWriteArrayList<>();
+		Logger logger = Logger.getLogger(StratifiedMemoryPool.class.getName());
+		Handler handler = new Handler() {
+
+			@Override
+			public void publish(LogRecord record) {
+				if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
+					warnings.add(MessageFormat.format(record.getMessage(), record.getParameters()));
+				}
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		logger.addHandler(handler);
+		try {
+			new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GpumemAutoConfiguration.class))
+				.withPropertyValues("gpumem.backend=cuda", "gpumem.pressure.enabled=false")
+				.withBean(CudaDriver.class, () -> driver)
+				.run((context) -> {
+					StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+					caches.put("device", device);
+					caches.put("pinned", context.getBean("gpumemPinnedPool", StratifiedMemoryPool.class));
+					ReductionBufferCache reductions = context.getBean(ReductionBufferCache.class);
+					caches.put("reduction", reductions);
+					device.acquire(4096).close();
+					reductions.acquire(float.class, 4, ReductionOp.SUM).close();
+					PooledBuffer forgotten = device.acquire(65536);
+					int released = fake.calls("cuDevicePrimaryCtxRelease");
+					((ConfigurableApplicationContext) context).close();
+					assertThat(fake.calls("cuDevicePrimaryCtxRelease")).as("the context released")
+						.isEqualTo(released + 1);
+					assertThat(openAtRelease).as("caches still open when the context was released").isEmpty();
+					assertThat(warnings).as("warnings of the pools' close")
+						.containsExactly("Pool 'device' closed with 2.00 MiB still lent out; it goes back to the "
+								+ "allocator as its buffers are closed");
+					assertThat(device.statistics().inUseBuffers()).as("the pool still reports the lent buffer")
+						.isEqualTo(1);
+					forgotten.close();
+				});
+		}
+		finally {
+			logger.removeHandler(handler);
+		}
 	}
 
 }
