@@ -107,12 +107,14 @@ class PoolStressTest {
 			long seed = t;
 			workers.add(executor.submit(() -> work(pool, seed, start, failures)));
 		}
+		AtomicLong trimmed = new AtomicLong();
 		Future<?> trimmer = executor.submit(() -> {
 			SplittableRandom random = new SplittableRandom(1234);
 			start.await();
 			while (running.get()) {
-				pool.trim(random.nextLong(4L << 20));
-				assertThat(pool.statistics().requests()).isNotNegative();
+				long released = pool.trim(random.nextLong(4L << 20));
+				assertThat(released).as("what a trim says it released").isNotNegative();
+				trimmed.addAndGet(released);
 				Thread.sleep(1);
 			}
 			return null;
@@ -135,6 +137,7 @@ class PoolStressTest {
 		assertThat(stats.returns()).isEqualTo(operations - failures.get());
 		assertThat(stats.hits()).isPositive();
 		assertThat(stats.trimmedBytes()).isPositive();
+		assertThat(trimmed.get()).as("released by trims while the workers ran").isPositive();
 		assertThat(stats.inUseBytes()).isZero();
 		assertThat(stats.inUseBuffers()).isZero();
 		assertThat(stats.cachedBytes()).isEqualTo(stats.reservedBytes());
@@ -154,20 +157,22 @@ class PoolStressTest {
 	}
 
 	/**
-	 * Holds up to four buffers at a time; each carries a canary unique to its owner and loan, written
-	 * at both ends and checked before release, so a buffer lent twice shows as a wrong canary.
+	 * Holds up to four buffers at a time; each carries a canary unique to its owner and loan, written at both ends
+	 * and at an offset drawn for the loan, and checked before release, so a buffer lent twice, or two buffers lent
+	 * over each other, show as a wrong canary.
 	 */
 	private static Void work(StratifiedMemoryPool pool, long seed, CountDownLatch start, AtomicLong failures)
 			throws InterruptedException {
 		SplittableRandom random = new SplittableRandom(seed);
 		PooledBuffer[] held = new PooledBuffer[4];
 		long[] canaries = new long[4];
+		long[] offsets = new long[4];
 		long[] word = new long[1];
 		start.await(30, TimeUnit.SECONDS);
 		for (int op = 0; op < OPERATIONS_PER_THREAD; op++) {
 			int slot = random.nextInt(held.length);
 			if (held[slot] != null) {
-				verify(held[slot], canaries[slot], word);
+				verify(held[slot], canaries[slot], offsets[slot], word);
 				held[slot].close();
 				held[slot] = null;
 			}
@@ -182,23 +187,28 @@ class PoolStressTest {
 			}
 			long canary = (seed << 40) ^ op;
 			word[0] = canary;
+			long offset = (buffer.size() >= 24) ? 8 + random.nextLong((buffer.size() - 16) / 8) * 8 : 0;
 			buffer.copyFrom(0, word, 0, 1);
+			buffer.copyFrom(offset, word, 0, 1);
 			buffer.copyFrom(buffer.size() - 8, word, 0, 1);
 			held[slot] = buffer;
 			canaries[slot] = canary;
+			offsets[slot] = offset;
 		}
 		for (int slot = 0; slot < held.length; slot++) {
 			if (held[slot] != null) {
-				verify(held[slot], canaries[slot], word);
+				verify(held[slot], canaries[slot], offsets[slot], word);
 				held[slot].close();
 			}
 		}
 		return null;
 	}
 
-	private static void verify(PooledBuffer buffer, long canary, long[] word) {
+	private static void verify(PooledBuffer buffer, long canary, long offset, long[] word) {
 		buffer.copyTo(0, word, 0, 1);
 		assertThat(word[0]).as("canary at the start of %s", buffer).isEqualTo(canary);
+		buffer.copyTo(offset, word, 0, 1);
+		assertThat(word[0]).as("canary at %d of %s", offset, buffer).isEqualTo(canary);
 		buffer.copyTo(buffer.size() - 8, word, 0, 1);
 		assertThat(word[0]).as("canary at the end of %s", buffer).isEqualTo(canary);
 	}
