@@ -108,6 +108,9 @@ class HostileRequestsHttpTest {
 			}
 		}
 		assertThat(served).isPositive();
+		assertThat(this.heap.peakReservedBytes()).as("the most reserved at once: a body's, within the budget")
+			.isGreaterThanOrEqualTo((long) body.length() * HeapBudget.BYTES_PER_BODY_BYTE)
+			.isLessThanOrEqualTo(this.heap.bytes());
 		assertThat(this.heap.reservedBytes()).isZero();
 		assertServiceAnswers();
 	}

@@ -3,6 +3,7 @@ package io.gpumem.sample.limits;
 import java.time.Duration;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import io.gpumem.memory.ByteSizes;
 
@@ -36,6 +37,8 @@ public final class HeapBudget {
 
 	private final Semaphore permits;
 
+	private final AtomicLong peakReservedBytes = new AtomicLong();
+
 	/** A budget of {@code bytes}, for which a reservation waits at most {@code wait}. */
 	public HeapBudget(long bytes, Duration wait) {
 		this.bytes = bytes;
@@ -52,6 +55,11 @@ public final class HeapBudget {
 	/** Bytes reserved by requests now. */
 	public long reservedBytes() {
 		return (this.total - (long) this.permits.availablePermits()) * UNIT;
+	}
+
+	/** The most bytes reserved at once since the budget was made. */
+	public long peakReservedBytes() {
+		return this.peakReservedBytes.get();
 	}
 
 	/**
@@ -95,6 +103,7 @@ public final class HeapBudget {
 				throw new OverloadedException("interrupted while waiting for heap", HeapBudget.this.wait);
 			}
 			this.held += more;
+			HeapBudget.this.peakReservedBytes.accumulateAndGet(reservedBytes(), Math::max);
 		}
 
 		/**
