@@ -8,6 +8,16 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.stream.Stream;
 
+import org.commonmark.ext.heading.anchor.IdGenerator;
+import org.commonmark.node.AbstractVisitor;
+import org.commonmark.node.Code;
+import org.commonmark.node.FencedCodeBlock;
+import org.commonmark.node.Heading;
+import org.commonmark.node.Node;
+import org.commonmark.node.Text;
+import org.commonmark.parser.IncludeSourceSpans;
+import org.commonmark.parser.Parser;
+
 import org.springframework.boot.builder.SpringApplicationBuilder;
 import org.springframework.context.ConfigurableApplicationContext;
 import org.springframework.core.env.CommandLinePropertySource;
@@ -19,6 +29,10 @@ import io.gpumem.sample.SampleApplication;
 final class DocPages {
 
 	static final Path ROOT = Path.of("..");
+
+	private static final Parser PARSER = Parser.builder()
+		.includeSourceSpans(IncludeSourceSpans.BLOCKS_AND_INLINES)
+		.build();
 
 	private DocPages() {
 	}
@@ -36,25 +50,70 @@ final class DocPages {
 		return pages;
 	}
 
-	/** The fenced code blocks of a page, in order. */
+	/** The fenced code blocks of a page, in order, as a CommonMark renderer finds them. */
 	static List<Block> blocks(Path page) {
-		List<String> lines = read(page);
 		List<Block> blocks = new ArrayList<>();
-		for (int i = 0; i < lines.size(); i++) {
-			String line = lines.get(i);
-			if (!line.startsWith("```")) {
-				continue;
+		parse(page).accept(new AbstractVisitor() {
+
+			@Override
+			public void visit(FencedCodeBlock code) {
+				int fence = code.getSourceSpans().get(0).getLineIndex();
+				blocks.add(new Block(page, code.getInfo().trim(), fence + 2, code.getLiteral().lines().toList()));
 			}
-			String language = line.substring(3).trim();
-			int first = i + 1;
-			int end = first;
-			while (end < lines.size() && !lines.get(end).startsWith("```")) {
-				end++;
-			}
-			blocks.add(new Block(page, language, first + 1, List.copyOf(lines.subList(first, end))));
-			i = end;
-		}
+
+		});
 		return blocks;
+	}
+
+	/** The links of a page, in order, with the line each starts on. */
+	static List<Link> links(Path page) {
+		List<Link> links = new ArrayList<>();
+		parse(page).accept(new AbstractVisitor() {
+
+			@Override
+			public void visit(org.commonmark.node.Link link) {
+				links.add(new Link(link.getDestination(), link.getSourceSpans().get(0).getLineIndex() + 1));
+				visitChildren(link);
+			}
+
+		});
+		return links;
+	}
+
+	/**
+	 * The anchors a renderer gives a page's headings, as CommonMark's heading-anchor extension makes them: lower
+	 * case, words joined by hyphens, a repeated heading's numbered.
+	 */
+	static List<String> anchors(Path page) {
+		IdGenerator ids = IdGenerator.builder().build();
+		List<String> anchors = new ArrayList<>();
+		parse(page).accept(new AbstractVisitor() {
+
+			@Override
+			public void visit(Heading heading) {
+				StringBuilder text = new StringBuilder();
+				heading.accept(new AbstractVisitor() {
+
+					@Override
+					public void visit(Text literal) {
+						text.append(literal.getLiteral());
+					}
+
+					@Override
+					public void visit(Code code) {
+						text.append(code.getLiteral());
+					}
+
+				});
+				anchors.add(ids.generateId(text.toString()));
+			}
+
+		});
+		return anchors;
+	}
+
+	private static Node parse(Path page) {
+		return PARSER.parse(String.join("\n", read(page)));
 	}
 
 	static List<String> read(Path file) {
@@ -89,6 +148,11 @@ final class DocPages {
 	/** Where a page is, as a message names it. */
 	static String name(Path page) {
 		return ROOT.relativize(page).toString();
+	}
+
+	/** A link: where it leads, and the line of the page it starts on. */
+	record Link(String destination, int line) {
+
 	}
 
 	/** A fenced code block: its language, the line of the page its first line is on, and its lines. */

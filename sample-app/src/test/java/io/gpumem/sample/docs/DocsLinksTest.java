@@ -1,12 +1,12 @@
 package io.gpumem.sample.docs;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Locale;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Test;
 
@@ -18,53 +18,50 @@ import static org.assertj.core.api.Assertions.assertThat;
  */
 class DocsLinksTest {
 
-	private static final Pattern LINK = Pattern.compile("\\]\\(([^)#\\s]*)(?:#([^)\\s]+))?\\)");
-
 	private static final Path README = DocPages.ROOT.resolve("README.md");
 
 	@Test
 	void theReadmeIsShortAndLinksEveryPage() {
-		List<String> lines = DocPages.read(README);
-		String readme = String.join("\n", lines);
-
-		assertThat(lines).hasSizeLessThanOrEqualTo(150);
+		assertThat(DocPages.read(README)).hasSizeLessThanOrEqualTo(150);
+		List<String> linked = DocPages.links(README).stream().map(DocPages.Link::destination).toList();
 		assertThat(DocPages.all()).filteredOn((page) -> !page.equals(README))
-			.allSatisfy((page) -> assertThat(readme).contains("](docs/" + page.getFileName() + ")"));
+			.allSatisfy((page) -> assertThat(linked).contains("docs/" + page.getFileName()));
 	}
 
 	@Test
 	void everyRelativeLinkFindsItsFileAndHeading() {
 		List<String> broken = new ArrayList<>();
-		for (Path page : DocPages.all()) {
-			List<String> lines = DocPages.read(page);
-			for (int i = 0; i < lines.size(); i++) {
-				Matcher link = LINK.matcher(lines.get(i));
-				while (link.find()) {
-					String file = link.group(1);
-					if (file.startsWith("http")) {
-						continue;
-					}
-					Path target = file.isEmpty() ? page : page.resolveSibling(file).normalize();
-					if (!Files.exists(target)) {
-						broken.add(DocPages.name(page) + ":" + (i + 1) + ": " + file + " is missing");
-					}
-					else if (link.group(2) != null && !anchors(target).contains(link.group(2))) {
-						broken.add(DocPages.name(page) + ":" + (i + 1) + ": " + file + " has no heading #"
-								+ link.group(2));
-					}
+		for (Path page : allWithDecisions()) {
+			for (DocPages.Link link : DocPages.links(page)) {
+				String destination = link.destination();
+				if (destination.matches("[a-z]+:.*")) {
+					continue;
+				}
+				int hash = destination.indexOf('#');
+				String file = (hash < 0) ? destination : destination.substring(0, hash);
+				Path target = file.isEmpty() ? page : page.resolveSibling(file).normalize();
+				String where = DocPages.name(page) + ":" + link.line() + ": ";
+				if (!Files.exists(target)) {
+					broken.add(where + file + " is missing");
+				}
+				else if (hash >= 0 && !DocPages.anchors(target).contains(destination.substring(hash + 1))) {
+					broken.add(where + file + " has no heading #" + destination.substring(hash + 1));
 				}
 			}
 		}
 		assertThat(broken).isEmpty();
 	}
 
-	/** The anchors a Markdown renderer gives a page's headings: lower case, words joined by hyphens. */
-	private static List<String> anchors(Path page) {
-		List<String> code = DocPages.blocks(page).stream().flatMap((block) -> block.lines().stream()).toList();
-		return DocPages.read(page).stream().filter((line) -> line.startsWith("#") && !code.contains(line))
-			.map((line) -> line.replaceFirst("^#+\\s*", "").toLowerCase(Locale.ROOT)
-				.replaceAll("[^\\p{L}\\p{N} _-]", "").replace(' ', '-'))
-			.toList();
+	/** Every page, and the decision records under {@code docs/decisions/}. */
+	private static List<Path> allWithDecisions() {
+		List<Path> pages = new ArrayList<>(DocPages.all());
+		try (Stream<Path> decisions = Files.list(DocPages.ROOT.resolve("docs/decisions"))) {
+			decisions.filter((page) -> page.toString().endsWith(".md")).sorted().forEach(pages::add);
+		}
+		catch (IOException ex) {
+			throw new UncheckedIOException(ex);
+		}
+		return pages;
 	}
 
 }
