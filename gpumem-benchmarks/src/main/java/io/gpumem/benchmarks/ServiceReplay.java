@@ -24,7 +24,10 @@ public final class ServiceReplay {
 	}
 
 	public static void main(String[] args) throws Exception {
-		ServiceWorkload.Options options = ServiceWorkload.Options.parse(args);
+		ServiceWorkload.Options options = CommandLines.parseOrExit(new ServiceWorkload.Command(), args);
+		if (options == null) {
+			return;
+		}
 		System.out.printf(Locale.ROOT, "Service replay: %d requests of shape '%s' (%s), one step at a time, on the %s "
 				+ "backend, %d seeds%n%n", options.requests(), options.shape().name, options.shape().description,
 				options.backend(), options.repeat());

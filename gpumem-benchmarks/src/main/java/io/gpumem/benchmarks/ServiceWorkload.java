@@ -13,12 +13,18 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.LockSupport;
+import java.util.stream.Collectors;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Option;
+import tools.jackson.databind.json.JsonMapper;
 
 import io.gpumem.backend.BackendType;
 import io.gpumem.backend.GpuBackend;
@@ -59,29 +65,26 @@ import io.gpumem.memory.ByteSizes;
  */
 public final class ServiceWorkload {
 
+	private static final JsonMapper JSON = JsonMapper.shared();
+
 	private ServiceWorkload() {
 	}
 
 	public static void main(String[] args) throws Exception {
-		Options options = Options.parse(args);
-		if (options.child) {
-			for (Result result : measure(options)) {
-				System.out.println(result.line());
-			}
+		Options options = CommandLines.parseOrExit(new Command(), args);
+		if (options == null) {
 			return;
 		}
 		List<Result> results = new ArrayList<>();
 		for (String lender : options.lenders) {
 			if (options.warm) {
-				results.addAll(fork(args, lender));
+				results.addAll(fork(options.forLender(lender, options.workers, options.repeat)));
 				continue;
 			}
 			for (int workers : options.workers) {
 				List<Result> runs = new ArrayList<>();
 				for (int r = 0; r < options.repeat; r++) {
-					List<String> one = new ArrayList<>(List.of(args));
-					one.addAll(List.of("--workers", Integer.toString(workers), "--repeat", "1"));
-					runs.addAll(fork(one.toArray(String[]::new), lender));
+					runs.addAll(fork(options.forLender(lender, new int[] { workers }, 1)));
 				}
 				results.add(median(runs));
 			}
@@ -96,26 +99,41 @@ public final class ServiceWorkload {
 		System.out.println("|---|---|---|---|---|---|---|---|---|");
 		results.forEach((result) -> System.out.println(result.row()));
 		if (options.json != null) {
-			Files.writeString(Path.of(options.json), Result.json(results));
+			JSON.writerWithDefaultPrettyPrinter()
+				.writeValue(options.json.toFile(), results.stream().map(Result::reported).toList());
 		}
 	}
 
+	/** One lender's runs in the JVM {@link #fork} starts: each result a line of JSON on standard output. */
+	static final class Forked {
+
+		private Forked() {
+		}
+
+		public static void main(String[] args) throws Exception {
+			Options options = CommandLines.parseOrExit(new Command(), args);
+			for (Result result : measure(options)) {
+				System.out.println(JSON.writeValueAsString(result));
+			}
+		}
+
+	}
+
 	/** Measures one lender in a JVM of its own, as JMH forks, so that no lender's garbage or JIT state weighs on another's. */
-	private static List<Result> fork(String[] args, String lender) throws IOException, InterruptedException {
+	private static List<Result> fork(List<String> args) throws IOException, InterruptedException {
 		List<String> command = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
 				"-Xms2g", "-Xmx2g", "-XX:MaxDirectMemorySize=8g", "-cp", System.getProperty("java.class.path"),
-				ServiceWorkload.class.getName()));
-		command.addAll(List.of(args));
-		command.addAll(List.of("--lenders", lender, "--child", "true"));
+				Forked.class.getName()));
+		command.addAll(args);
 		Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
 		List<Result> results = new ArrayList<>();
 		try (BufferedReader lines = child.inputReader()) {
 			for (String line; (line = lines.readLine()) != null;) {
-				results.add(Result.parse(line));
+				results.add(JSON.readValue(line, Result.class));
 			}
 		}
 		if (child.waitFor() != 0) {
-			throw new IllegalStateException("the run of lender '" + lender + "' failed with exit code " + child.exitValue());
+			throw new IllegalStateException("the run of " + args + " failed with exit code " + child.exitValue());
 		}
 		return results;
 	}
@@ -247,39 +265,27 @@ public final class ServiceWorkload {
 	 *
 	 * @param freshAllocations calls to the backend's allocator, or -1 where the lender does not say
 	 */
-	record Result(int workers, String lender, double requestsPerSecond, long peakLent, long peakHeld,
-			long freshAllocations, long acquires, long p99AcquireNanos, long heldAfterTrim) {
+	record Result(int workers, String lender, double requestsPerSecond, long peakLentBytes, long peakHeldBytes,
+			long freshAllocations, long acquires, long p99AcquireNanos, long heldAfterTrimBytes) {
 
 		double heldPerLent() {
-			return (double) this.peakHeld / this.peakLent;
+			return (double) this.peakHeldBytes / this.peakLentBytes;
 		}
 
-		static String json(List<Result> results) {
-			StringBuilder json = new StringBuilder("[\n");
-			for (Result r : results) {
-				json.append(String.format(Locale.ROOT, "  {\"workers\": %d, \"lender\": \"%s\", \"requestsPerSecond\": %.1f, "
-						+ "\"peakLentBytes\": %d, \"peakHeldBytes\": %d, \"heldPerLent\": %.3f, \"freshAllocations\": %d, "
-						+ "\"acquires\": %d, \"p99AcquireNanos\": %d, \"heldAfterTrimBytes\": %d}", r.workers, r.lender,
-						r.requestsPerSecond, r.peakLent, r.peakHeld, r.heldPerLent(), r.freshAllocations, r.acquires,
-						r.p99AcquireNanos, r.heldAfterTrim));
-				json.append((r == results.get(results.size() - 1)) ? "\n" : ",\n");
-			}
-			return json.append("]\n").toString();
-		}
-
-		/** The result as one line of tab-separated fields, as a forked run hands it over. */
-		String line() {
-			return String.join("\t", String.valueOf(this.workers), this.lender, String.valueOf(this.requestsPerSecond),
-					String.valueOf(this.peakLent), String.valueOf(this.peakHeld), String.valueOf(this.freshAllocations),
-					String.valueOf(this.acquires), String.valueOf(this.p99AcquireNanos),
-					String.valueOf(this.heldAfterTrim));
-		}
-
-		static Result parse(String line) {
-			String[] f = line.split("\t");
-			return new Result(Integer.parseInt(f[0]), f[1], Double.parseDouble(f[2]), Long.parseLong(f[3]),
-					Long.parseLong(f[4]), Long.parseLong(f[5]), Long.parseLong(f[6]), Long.parseLong(f[7]),
-					Long.parseLong(f[8]));
+		/** The result as the {@code --json} file reports it: with held / lent, and figures rounded as the table shows. */
+		Map<String, Object> reported() {
+			Map<String, Object> reported = new LinkedHashMap<>();
+			reported.put("workers", this.workers);
+			reported.put("lender", this.lender);
+			reported.put("requestsPerSecond", Math.round(this.requestsPerSecond * 10) / 10.0);
+			reported.put("peakLentBytes", this.peakLentBytes);
+			reported.put("peakHeldBytes", this.peakHeldBytes);
+			reported.put("heldPerLent", Math.round(heldPerLent() * 1000) / 1000.0);
+			reported.put("freshAllocations", this.freshAllocations);
+			reported.put("acquires", this.acquires);
+			reported.put("p99AcquireNanos", this.p99AcquireNanos);
+			reported.put("heldAfterTrimBytes", this.heldAfterTrimBytes);
+			return reported;
 		}
 
 		String row() {
@@ -287,9 +293,9 @@ public final class ServiceWorkload {
 					: String.format(Locale.ROOT, "%d (%.2f%%)", this.freshAllocations,
 							100.0 * this.freshAllocations / this.acquires);
 			return String.format(Locale.ROOT, "| %d | %s | %.0f | %s | %s | %.2f | %s | %.1f µs | %s |", this.workers,
-					this.lender, this.requestsPerSecond, ByteSizes.format(this.peakLent),
-					ByteSizes.format(this.peakHeld), heldPerLent(), fresh, this.p99AcquireNanos / 1000.0,
-					ByteSizes.format(this.heldAfterTrim));
+					this.lender, this.requestsPerSecond, ByteSizes.format(this.peakLentBytes),
+					ByteSizes.format(this.peakHeldBytes), heldPerLent(), fresh, this.p99AcquireNanos / 1000.0,
+					ByteSizes.format(this.heldAfterTrimBytes));
 		}
 
 	}
@@ -328,45 +334,87 @@ public final class ServiceWorkload {
 		/** Waits {@code nanos} nanoseconds, at least. */
 		abstract void hold(long nanos);
 
-		static Hold named(String name) {
-			for (Hold hold : values()) {
-				if (hold.name().equalsIgnoreCase(name)) {
-					return hold;
-				}
-			}
-			throw new IllegalArgumentException("--hold " + name + ": a hold is park or spin");
-		}
-
 	}
 
 	/** The run's settings, from the command line. */
 	record Options(int[] workers, int requests, long holdMicros, Hold hold, boolean warm, RequestShape shape,
-			String backend, List<String> lenders, int repeat, String json, boolean child) {
+			String backend, List<String> lenders, int repeat, Path json) {
 
-		static Options parse(String[] args) {
-			Map<String, String> defaults = new LinkedHashMap<>();
-			defaults.put("--workers", "16,64,200");
-			defaults.put("--requests", "20000");
-			defaults.put("--hold-us", "20");
-			defaults.put("--hold", "park");
-			defaults.put("--start", "warm");
-			defaults.put("--shape", "uniform");
-			defaults.put("--backend", "host");
-			defaults.put("--lenders", String.join(",", Lender.NAMES));
-			defaults.put("--repeat", "3");
-			defaults.put("--json", null);
-			defaults.put("--child", "false");
-			Map<String, String> values = Arguments.parse(List.of(args), defaults);
-			String start = values.get("--start");
-			if (!start.equals("warm") && !start.equals("cold")) {
-				throw new IllegalArgumentException("--start " + start + ": a run starts warm or cold");
-			}
-			return new Options(Arrays.stream(values.get("--workers").split(",")).mapToInt(Integer::parseInt).toArray(),
-					Integer.parseInt(values.get("--requests")), Long.parseLong(values.get("--hold-us")),
-					Hold.named(values.get("--hold")), start.equals("warm"), RequestShape.named(values.get("--shape")),
-					values.get("--backend"), List.of(values.get("--lenders").split(",")),
-					Integer.parseInt(values.get("--repeat")),
-					values.get("--json"), Boolean.parseBoolean(values.get("--child")));
+		/**
+		 * The options {@code args} set, the others at their defaults.
+		 * @throws CommandLine.ParameterException naming an option that is unknown, lacks its value or cannot take it
+		 */
+		static Options parse(String... args) {
+			Command command = new Command();
+			CommandLines.of(command).parseArgs(args);
+			return command.call();
+		}
+
+		/** The arguments of a forked run of one {@code lender}, at {@code workers}, {@code repeat} times. */
+		List<String> forLender(String lender, int[] workers, int repeat) {
+			return List.of("--workers", Arrays.stream(workers).mapToObj(Integer::toString).collect(Collectors.joining(",")),
+					"--requests", Integer.toString(this.requests), "--hold-us", Long.toString(this.holdMicros),
+					"--hold", this.hold.name(), "--start", this.warm ? "warm" : "cold", "--shape", this.shape.name(),
+					"--backend", this.backend, "--lenders", lender, "--repeat", Integer.toString(repeat));
+		}
+
+	}
+
+	/** Whether a run measures after a run of each lender at each worker count, or from the JVM's start. */
+	enum Start {
+
+		WARM, COLD
+
+	}
+
+	@CommandLine.Command(name = "ServiceWorkload", mixinStandardHelpOptions = true, sortOptions = false,
+			description = "The service workload: worker threads fed from one queue acquire, hold and close buffers.")
+	static final class Command implements Callable<Options> {
+
+		@Option(names = "--workers", split = ",", defaultValue = "16,64,200", paramLabel = "N",
+				description = "Worker threads, a run at each count (default: ${DEFAULT-VALUE}).")
+		int[] workers;
+
+		@Option(names = "--requests", defaultValue = "20000", description = "Requests per run (default: ${DEFAULT-VALUE}).")
+		int requests;
+
+		@Option(names = "--hold-us", defaultValue = "20",
+				description = "How long a request holds its buffers, in µs (default: ${DEFAULT-VALUE}).")
+		long holdMicros;
+
+		@Option(names = "--hold", defaultValue = "park",
+				description = "How a request waits out its hold: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+		Hold hold;
+
+		@Option(names = "--start", defaultValue = "warm",
+				description = "${COMPLETION-CANDIDATES}: after a run of each lender, or from the JVM's start (default: "
+						+ "${DEFAULT-VALUE}).")
+		Start start;
+
+		@Option(names = "--shape", defaultValue = "uniform",
+				description = "The requests' buffers: ${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+		RequestShape shape;
+
+		@Option(names = "--backend", defaultValue = "host", description = "host, cuda or fake-cuda (default: "
+				+ "${DEFAULT-VALUE}).")
+		String backend;
+
+		@Option(names = "--lenders", split = ",", paramLabel = "NAME",
+				description = "The lenders to measure (default: all of gpumem, gpumem-fixed, gpumem-cuda-async, netty, "
+						+ "netty-cache, backend).")
+		List<String> lenders = new ArrayList<>(Lender.NAMES);
+
+		@Option(names = "--repeat", defaultValue = "3", description = "Runs per cell, the median kept (default: "
+				+ "${DEFAULT-VALUE}).")
+		int repeat;
+
+		@Option(names = "--json", paramLabel = "FILE", description = "Also write the results to FILE as JSON.")
+		Path json;
+
+		@Override
+		public Options call() {
+			return new Options(this.workers, this.requests, this.holdMicros, this.hold, this.start == Start.WARM,
+					this.shape, this.backend, List.copyOf(this.lenders), this.repeat, this.json);
 		}
 
 	}

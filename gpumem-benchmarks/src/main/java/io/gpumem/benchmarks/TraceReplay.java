@@ -10,6 +10,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -17,6 +18,10 @@ import java.util.concurrent.TimeUnit;
 import java.util.logging.Level;
 import java.util.logging.Logger;
 
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import tools.jackson.databind.json.JsonMapper;
 
 import io.gpumem.backend.GpuBackend;
@@ -48,6 +53,11 @@ public final class TraceReplay {
 		try {
 			run(args);
 		}
+		catch (CommandLine.ParameterException ex) {
+			System.err.println(ex.getMessage());
+			ex.getCommandLine().usage(System.err);
+			System.exit(2);
+		}
 		catch (IllegalArgumentException ex) {
 			System.err.println(ex.getMessage());
 			System.exit(2);
@@ -56,57 +66,113 @@ public final class TraceReplay {
 
 	/**
 	 * Runs one command, as {@link #main} does, but throws where {@code main} exits.
-	 * @throws IllegalArgumentException for bad arguments or a malformed trace
+	 * @throws CommandLine.ParameterException for arguments the command cannot take
+	 * @throws IllegalArgumentException for a malformed trace or an unknown lender
 	 */
 	public static void run(String[] args) throws Exception {
-		String usage = "usage: TraceReplay schedule --shapes S,.. --workers N,.. --requests N --dir DIR"
-				+ " | history HISTORY.json NAME OUT | replay --backend B --lenders L,.. --out FILE TRACE...";
-		if (args.length == 0) {
-			throw new IllegalArgumentException(usage);
+		CommandLine cli = CommandLines.of(new Commands());
+		CommandLine.ParseResult parsed = cli.parseArgs(args);
+		if (CommandLine.printHelpIfRequested(parsed)) {
+			return;
 		}
-		List<String> rest = List.of(args).subList(1, args.length);
-		switch (args[0]) {
-			case "schedule" -> {
-				Map<String, String> options = Arguments.parse(rest, Map.of("--shapes", "uniform", "--workers", "64",
-						"--requests", "20000", "--dir", "."));
-				Path dir = Files.createDirectories(Path.of(options.get("--dir")));
-				for (String shape : options.get("--shapes").split(",")) {
-					for (String workers : options.get("--workers").split(",")) {
-						Trace trace = Trace.schedule(RequestShape.named(shape), Integer.parseInt(workers),
-								Integer.parseInt(options.get("--requests")), ServiceReplay.MEAN_PAUSE, 0);
-						trace.write(dir.resolve(trace.name() + ".trace"));
-						System.out.printf(Locale.ROOT, "%s: %d acquires, peak lent %d bytes%n", trace.name(),
-								trace.acquires(), trace.peakLentBytes());
-					}
-				}
-			}
-			case "history" -> {
-				if (rest.size() != 3) {
-					throw new IllegalArgumentException(usage);
-				}
-				PoolHistory history = JsonMapper.shared().readValue(Path.of(rest.get(0)).toFile(), PoolHistory.class);
-				Trace.fromHistory(history, rest.get(1)).write(Path.of(rest.get(2)));
-			}
-			case "replay" -> {
-				int firstTrace = 0;
-				while (firstTrace < rest.size() && rest.get(firstTrace).startsWith("--")) {
-					firstTrace += 2;
-				}
-				firstTrace = Math.min(firstTrace, rest.size());
-				Map<String, String> options = Arguments.parse(rest.subList(0, firstTrace), Map.of("--backend", "host",
-						"--lenders", "gpumem", "--out", "replays.jsonl"));
-				replayAll(rest.subList(firstTrace, rest.size()).stream().map(Path::of).toList(), options.get("--backend"),
-						List.of(options.get("--lenders").split(",")), Path.of(options.get("--out")));
-			}
-			default -> throw new IllegalArgumentException(usage);
+		if (parsed.subcommand() == null) {
+			throw new CommandLine.ParameterException(cli, "Missing command: schedule, history or replay");
 		}
+		((Callable<?>) parsed.subcommand().commandSpec().userObject()).call();
+	}
+
+	@Command(name = "TraceReplay", mixinStandardHelpOptions = true,
+			subcommands = { Schedule.class, FromHistory.class, ReplayTraces.class },
+			description = "Records traces and replays them against gpumem's lenders, one step at a time.")
+	static final class Commands {
+
+	}
+
+	@Command(name = "schedule", mixinStandardHelpOptions = true, sortOptions = false,
+			description = "Writes the service replay's schedules as traces, one per shape and worker count.")
+	static final class Schedule implements Callable<Void> {
+
+		@Option(names = "--shapes", split = ",", defaultValue = "uniform", paramLabel = "SHAPE",
+				description = "${COMPLETION-CANDIDATES} (default: ${DEFAULT-VALUE}).")
+		List<RequestShape> shapes;
+
+		@Option(names = "--workers", split = ",", defaultValue = "64", paramLabel = "N",
+				description = "Worker counts (default: ${DEFAULT-VALUE}).")
+		int[] workers;
+
+		@Option(names = "--requests", defaultValue = "20000", description = "Requests (default: ${DEFAULT-VALUE}).")
+		int requests;
+
+		@Option(names = "--dir", defaultValue = ".", description = "Where the traces go (default: ${DEFAULT-VALUE}).")
+		Path dir;
+
+		@Override
+		public Void call() throws IOException {
+			Files.createDirectories(this.dir);
+			for (RequestShape shape : this.shapes) {
+				for (int workers : this.workers) {
+					Trace trace = Trace.schedule(shape, workers, this.requests, ServiceReplay.MEAN_PAUSE, 0);
+					trace.write(this.dir.resolve(trace.name() + ".trace"));
+					System.out.printf(Locale.ROOT, "%s: %d acquires, peak lent %d bytes%n", trace.name(),
+							trace.acquires(), trace.peakLentBytes());
+				}
+			}
+			return null;
+		}
+
+	}
+
+	@Command(name = "history", mixinStandardHelpOptions = true,
+			description = "Turns a pool history recorded with buffers: all into a trace.")
+	static final class FromHistory implements Callable<Void> {
+
+		@Parameters(index = "0", paramLabel = "HISTORY.json", description = "The history, as the endpoint answers it.")
+		Path history;
+
+		@Parameters(index = "1", paramLabel = "NAME", description = "The trace's name.")
+		String name;
+
+		@Parameters(index = "2", paramLabel = "OUT", description = "The trace file to write.")
+		Path out;
+
+		@Override
+		public Void call() throws IOException {
+			PoolHistory recorded = JsonMapper.shared().readValue(this.history.toFile(), PoolHistory.class);
+			Trace.fromHistory(recorded, this.name).write(this.out);
+			return null;
+		}
+
+	}
+
+	@Command(name = "replay", mixinStandardHelpOptions = true, sortOptions = false,
+			description = "Replays traces against lenders, appending a JSON record a line per trace and lender.")
+	static final class ReplayTraces implements Callable<Void> {
+
+		@Option(names = "--backend", defaultValue = "host",
+				description = "host, cuda or fake-cuda (default: ${DEFAULT-VALUE}).")
+		String backend;
+
+		@Option(names = "--lenders", split = ",", defaultValue = "gpumem", paramLabel = "NAME",
+				description = "The lenders (default: ${DEFAULT-VALUE}).")
+		List<String> lenders;
+
+		@Option(names = "--out", defaultValue = "replays.jsonl",
+				description = "The file the records are appended to (default: ${DEFAULT-VALUE}).")
+		Path out;
+
+		@Parameters(arity = "1..*", paramLabel = "TRACE", description = "The traces to replay.")
+		List<Path> traces;
+
+		@Override
+		public Void call() throws Exception {
+			replayAll(this.traces, this.backend, this.lenders, this.out);
+			return null;
+		}
+
 	}
 
 	private static void replayAll(List<Path> traces, String backendType, List<String> lenders, Path out)
 			throws Exception {
-		if (traces.isEmpty()) {
-			throw new IllegalArgumentException("replay needs at least one trace");
-		}
 		QUIET.setLevel(Level.WARNING);
 		try (GpuBackend backend = ServiceWorkload.backend(backendType)) {
 			for (Path file : traces) {
