@@ -6,10 +6,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -56,32 +53,10 @@ class StratifiedMemoryPoolTest {
 
 	@Test
 	void startingLogsOneLineWithTheClassesTheWarmUpAndTheCap() {
-		Logger logger = Logger.getLogger(StratifiedMemoryPool.class.getName());
-		List<String> lines = new ArrayList<>();
-		Handler handler = new Handler() {
-
-			@Override
-			public void publish(LogRecord record) {
-				if (record.getLevel() == Level.INFO) {
-					lines.add(record.getMessage());
-				}
-			}
-
-			@Override
-			public void flush() {
-			}
-
-			@Override
-			public void close() {
-			}
-
-		};
-		logger.addHandler(handler);
-		try {
+		List<String> lines;
+		try (PoolLog log = PoolLog.capture(Level.INFO)) {
 			pool(config().sizeClasses(4096, 65536).warm(65536, 2).maxCachedBytes(1L << 20));
-		}
-		finally {
-			logger.removeHandler(handler);
+			lines = log.messages();
 		}
 		assertThat(lines).singleElement().asString()
 			.matches("Pool 'test' \\(DEVICE\\) started: 2 size classes 4.00 KiB to 64.00 KiB, 128.00 KiB warmed in "

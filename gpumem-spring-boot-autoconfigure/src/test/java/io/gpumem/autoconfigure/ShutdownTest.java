@@ -2,15 +2,11 @@ package io.gpumem.autoconfigure;
 
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
-import java.text.MessageFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.logging.Handler;
 import java.util.logging.Level;
-import java.util.logging.LogRecord;
-import java.util.logging.Logger;
 
 import org.junit.jupiter.api.Test;
 
@@ -21,6 +17,7 @@ import org.springframework.context.ConfigurableApplicationContext;
 import io.gpumem.cuda.CudaDriver;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.PoolLog;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.reduction.ReductionBufferCache;
@@ -59,28 +56,7 @@ class ShutdownTest {
 						throw ex.getCause();
 					}
 				});
-		List<String> warnings = new CopyOnWriteArrayList<>();
-		Logger logger = Logger.getLogger(StratifiedMemoryPool.class.getName());
-		Handler handler = new Handler() {
-
-			@Override
-			public void publish(LogRecord record) {
-				if (record.getLevel().intValue() >= Level.WARNING.intValue()) {
-					warnings.add(MessageFormat.format(record.getMessage(), record.getParameters()));
-				}
-			}
-
-			@Override
-			public void flush() {
-			}
-
-			@Override
-			public void close() {
-			}
-
-		};
-		logger.addHandler(handler);
-		try {
+		try (PoolLog log = PoolLog.capture(Level.WARNING)) {
 			new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GpumemAutoConfiguration.class))
 				.withPropertyValues("gpumem.backend=cuda", "gpumem.pressure.enabled=false")
 				.withBean(CudaDriver.class, () -> driver)
@@ -98,16 +74,13 @@ class ShutdownTest {
 					assertThat(fake.calls("cuDevicePrimaryCtxRelease")).as("the context released")
 						.isEqualTo(released + 1);
 					assertThat(openAtRelease).as("caches still open when the context was released").isEmpty();
-					assertThat(warnings).as("warnings of the pools' close")
+					assertThat(log.messages()).as("warnings of the pools' close")
 						.containsExactly("Pool 'device' closed with 2.00 MiB still lent out; it goes back to the "
 								+ "allocator as its buffers are closed");
 					assertThat(device.statistics().inUseBuffers()).as("the pool still reports the lent buffer")
 						.isEqualTo(1);
 					forgotten.close();
 				});
-		}
-		finally {
-			logger.removeHandler(handler);
 		}
 	}
 

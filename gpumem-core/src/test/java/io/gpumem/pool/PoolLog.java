@@ -1,0 +1,58 @@
+package io.gpumem.pool;
+
+import java.text.MessageFormat;
+import java.util.List;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.logging.Handler;
+import java.util.logging.Level;
+import java.util.logging.LogRecord;
+import java.util.logging.Logger;
+
+/** What the pools log while it is open, at a level or above, each message formatted with its parameters. */
+public final class PoolLog implements AutoCloseable {
+
+	private final Logger logger = Logger.getLogger(StratifiedMemoryPool.class.getName());
+
+	private final List<String> messages = new CopyOnWriteArrayList<>();
+
+	private final Handler handler;
+
+	private PoolLog(Level level) {
+		this.handler = new Handler() {
+
+			@Override
+			public void publish(LogRecord record) {
+				if (record.getLevel().intValue() >= level.intValue()) {
+					PoolLog.this.messages.add((record.getParameters() == null) ? record.getMessage()
+							: MessageFormat.format(record.getMessage(), record.getParameters()));
+				}
+			}
+
+			@Override
+			public void flush() {
+			}
+
+			@Override
+			public void close() {
+			}
+
+		};
+		this.logger.addHandler(this.handler);
+	}
+
+	/** Starts capturing what the pools log at {@code level} or above. */
+	public static PoolLog capture(Level level) {
+		return new PoolLog(level);
+	}
+
+	/** The messages captured so far, in order. */
+	public List<String> messages() {
+		return List.copyOf(this.messages);
+	}
+
+	@Override
+	public void close() {
+		this.logger.removeHandler(this.handler);
+	}
+
+}
