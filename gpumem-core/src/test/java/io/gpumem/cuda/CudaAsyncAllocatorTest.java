@@ -131,6 +131,10 @@ class CudaAsyncAllocatorTest {
 			.withMessageContaining("freed twice");
 	}
 
+	/**
+	 * gpumem's own rule, for its books: the driver takes either block either way, as CUDA 13's does
+	 * ({@link #theDriverFreesEitherKindOfBlockEitherWayAsCudaDoes}).
+	 */
 	@Test
 	void eachAllocatorFreesOnlyItsOwnBlocks() {
 		MemoryAllocator plain = this.backend.allocator(MemoryKind.DEVICE);
@@ -143,6 +147,29 @@ class CudaAsyncAllocatorTest {
 		plain.free(ordinary);
 		this.allocator.free(ordered);
 		assertThat(this.driver.usedBytes(0)).isZero();
+	}
+
+	@Test
+	void theDriverFreesEitherKindOfBlockEitherWayAsCudaDoes() {
+		Object context = this.driver.retainPrimaryContext(0);
+		this.driver.setCurrentContext(context);
+		Object stream = this.driver.createStream();
+		Object pool = this.driver.createMemoryPool(0);
+		Object ordinary = this.driver.allocateDevice(1 << 20);
+		Object pooled = this.driver.allocateFromPool(pool, 1 << 20, stream);
+		assertThat(this.driver.usedBytes(0)).isEqualTo(2 << 20);
+		assertThatExceptionOfType(CudaException.class)
+			.isThrownBy(() -> this.driver.freeAsync(this.driver.offset(ordinary, 256), stream))
+			.satisfies((ex) -> assertThat(ex.codeName()).isEqualTo("CUDA_ERROR_INVALID_VALUE"));
+		this.driver.freeAsync(ordinary, stream);
+		assertThat(this.driver.usedBytes(0)).as("freed once the stream reaches it").isEqualTo(2 << 20);
+		this.driver.synchronizeStream(stream);
+		assertThat(this.driver.usedBytes(0)).isEqualTo(1 << 20);
+		this.driver.freeDevice(pooled);
+		assertThat(this.driver.usedBytes(0)).as("back to its pool, released at the synchronization").isZero();
+		this.driver.destroyMemoryPool(pool);
+		this.driver.destroyStream(stream);
+		this.driver.releasePrimaryContext(0);
 	}
 
 	@Test

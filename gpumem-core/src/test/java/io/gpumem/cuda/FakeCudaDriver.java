@@ -59,8 +59,9 @@ import io.gpumem.memory.MemoryInfo;
  * order"), one on another stream only after. The pool's release threshold is 0, the default JCuda cannot
  * change: "the allocator will try to release memory back to the OS on the next call to stream, event or
  * context synchronize", so every synchronization of the device's work releases every free block, as
- * {@code cuMemPoolTrimTo} releases them down to its target. A pool pointer freed with {@code cuMemFree}
- * is refused.</li>
+ * {@code cuMemPoolTrimTo} releases them down to its target. As CUDA 13's driver does (tried on an H100),
+ * {@code cuMemFree} takes a pool's block back to its pool once all work has run, and {@code cuMemFreeAsync} takes a
+ * {@code cuMemAlloc} block, freed once the stream reaches it; either refuses a pointer inside a block.</li>
  * <li><b>Kernels</b>: {@code cuModuleLoadData} reads the PTX's {@code .entry} names and parameter types;
  * a launch runs the Java body bound to the entry's name with {@link #kernel(String, FakeKernel)}, as stream
  * work, its arguments checked against the PTX parameters ({@code .u64} a device pointer or a long,
@@ -276,7 +277,7 @@ public final class FakeCudaDriver implements CudaDriver {
 		return calls("pool reservation");
 	}
 
-	int liveAllocations() {
+	public int liveAllocations() {
 		return this.live.size();
 	}
 
@@ -576,8 +577,12 @@ public final class FakeCudaDriver implements CudaDriver {
 		FakeStream on = stream(call, requireContext(call), stream);
 		FakePointer freed = (FakePointer) pointer;
 		Block block = freed.block;
-		if (freed.offset != 0 || block.pool == null || !this.live.remove(block)) {
+		if (freed.offset != 0 || block.ordinal < 0 || block.range != null || !this.live.remove(block)) {
 			fail(call, INVALID_VALUE);
+		}
+		if (block.pool == null) {
+			enqueue(call, on, () -> used(block.ordinal).addAndGet(-block.memory.capacity()));
+			return;
 		}
 		synchronized (this.engine) {
 			block.pendingOn = on;
@@ -916,19 +921,25 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private void free(String call, Object pointer, boolean device) {
 		int ordinal = requireContext(call);
+		FakePointer freed = (FakePointer) pointer;
+		Block block = freed.block;
 		synchronized (this.engine) {
 			this.streams.forEach(this::runAll);
 			this.legacy.values().forEach(this::runAll);
+			int owner = device ? ordinal : -1;
+			if (freed.offset != 0 || block.ordinal != owner || block.range != null || !this.live.remove(block)) {
+				fail(call, INVALID_VALUE);
+			}
+			if (block.pool != null) {
+				block.pool.free.add(block);
+				if (!this.pools.contains(block.pool)) {
+					release(block.pool, 0);
+				}
+			}
+			else if (device) {
+				used(ordinal).addAndGet(-block.memory.capacity());
+			}
 			released(ordinal);
-		}
-		FakePointer block = (FakePointer) pointer;
-		int owner = device ? ordinal : -1;
-		if (block.offset != 0 || block.block.ordinal != owner || block.block.pool != null || block.block.range != null
-				|| !this.live.remove(block.block)) {
-			fail(call, INVALID_VALUE);
-		}
-		if (device) {
-			used(ordinal).addAndGet(-block.memory().capacity());
 		}
 	}
 
