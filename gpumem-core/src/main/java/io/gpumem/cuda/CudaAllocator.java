@@ -55,12 +55,13 @@ final class CudaAllocator implements MemoryAllocator {
 		catch (CudaException ex) {
 			throw refusal(ex, this, bytes);
 		}
+		this.device.allocated();
 		if (this.kind == MemoryKind.PINNED) {
 			try {
 				return new CudaPinnedAllocation(this.device, pointer, bytes);
 			}
 			catch (RuntimeException ex) {
-				driver.freePinned(pointer);
+				this.device.free((bound) -> bound.freePinned(pointer));
 				throw ex;
 			}
 		}

@@ -83,6 +83,7 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 		catch (CudaException ex) {
 			throw CudaAllocator.refusal(ex, this, bytes);
 		}
+		this.device.allocated();
 		if (ordered != null) {
 			this.streamOrdered.increment();
 		}
@@ -91,7 +92,7 @@ public final class CudaAsyncAllocator implements MemoryAllocator, AutoCloseable 
 				driver.synchronizeStream(this.stream);
 			}
 			catch (RuntimeException ex) {
-				driver.freeAsync(pointer, this.stream);
+				this.device.free((bound) -> bound.freeAsync(pointer, this.stream));
 				throw ex;
 			}
 		}

@@ -9,6 +9,8 @@ import io.gpumem.memory.DeviceHealth;
  * makes the context current on the calling OS thread (request threads and virtual threads move between
  * OS threads, and a context is current per OS thread) and hands out the driver guarded for the context
  * ({@link ContextGuard}): an error that leaves the context unusable marks the device's {@link #health()} failed.
+ * Frees go through {@link #free}: the context stays retained while any allocation made in it lives, so that closing
+ * the backend releases it with the last.
  */
 final class CudaDevice {
 
@@ -25,6 +27,11 @@ final class CudaDevice {
 	private final Object context;
 
 	private volatile boolean released;
+
+	/** Allocations of the context not freed yet, each of which keeps it retained. */
+	private long held;
+
+	private volatile boolean contextReleased;
 
 	CudaDevice(CudaDriver driver, int ordinal, String name) {
 		this.driver = driver;
@@ -44,15 +51,36 @@ final class CudaDevice {
 		return this.guarded;
 	}
 
+	/** Counts an allocation made in the context, which keeps the context retained until {@link #free} frees it. */
+	synchronized void allocated() {
+		this.held++;
+	}
+
 	/**
-	 * Gives memory of this context back through {@code free}, bound as {@link #bind()} binds; once the backend is
-	 * closed it does nothing, since releasing the context freed all the context's memory with it, so that a buffer
-	 * closed after its pool and backend (a request ending during shutdown) closes quietly.
+	 * Frees an allocation of the context through {@code free}, with the context current, after the backend closed
+	 * too: a buffer closed after its pool and backend (a request ending during shutdown) gives its memory back
+	 * instead of failing. The last allocation freed after the backend closed releases the context.
 	 */
 	void free(Consumer<CudaDriver> free) {
-		if (!this.released) {
-			free.accept(bind());
+		try {
+			free.accept(bindRetained());
 		}
+		finally {
+			synchronized (this) {
+				if (--this.held == 0 && this.released) {
+					releaseContext();
+				}
+			}
+		}
+	}
+
+	/** Makes the context current for a call on memory still allocated in it, the backend closed or not. */
+	CudaDriver bindRetained() {
+		if (this.contextReleased) {
+			throw new IllegalStateException("the CUDA context of device " + this.ordinal + " is released");
+		}
+		this.guarded.setCurrentContext(this.context);
+		return this.guarded;
 	}
 
 	DeviceHealth health() {
@@ -84,11 +112,19 @@ final class CudaDevice {
 		return this.name;
 	}
 
+	/** Closes the device to new work; its context is released now, or when the last of its allocations is freed. */
 	synchronized void release() {
 		if (!this.released) {
 			this.released = true;
-			this.guarded.releasePrimaryContext(this.ordinal);
+			if (this.held == 0) {
+				releaseContext();
+			}
 		}
+	}
+
+	private void releaseContext() {
+		this.contextReleased = true;
+		this.guarded.releasePrimaryContext(this.ordinal);
 	}
 
 }

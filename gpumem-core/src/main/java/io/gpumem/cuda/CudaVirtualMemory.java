@@ -86,7 +86,9 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 	public Allocation allocate(long bytes) {
 		requireGranules("physical memory", bytes);
 		try {
-			return new Physical(this, this.device.bind().createPhysical(this.device.ordinal(), bytes), bytes);
+			Physical physical = new Physical(this, this.device.bind().createPhysical(this.device.ordinal(), bytes), bytes);
+			this.device.allocated();
+			return physical;
 		}
 		catch (CudaException ex) {
 			throw CudaAllocator.refusal(ex, this, bytes);
@@ -117,7 +119,9 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 	public AddressRange reserve(long bytes) {
 		requireRange(bytes);
 		try {
-			return new Range(this, this.device.bind().reserveAddresses(bytes), bytes);
+			Range range = new Range(this, this.device.bind().reserveAddresses(bytes), bytes);
+			this.device.allocated();
+			return range;
 		}
 		catch (CudaException ex) {
 			throw CudaAllocator.refusal(ex, this, bytes);
@@ -203,8 +207,8 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 		@Override
 		public void unmap(long offset, Allocation physical) {
 			Physical memory = this.space.physical(physical);
-			this.space.device.free((driver) -> driver.unmap(driver.offset(this.addresses.pointer(), offset),
-					memory.size()));
+			CudaDriver driver = this.space.device.bindRetained();
+			driver.unmap(driver.offset(this.addresses.pointer(), offset), memory.size());
 		}
 
 		@Override

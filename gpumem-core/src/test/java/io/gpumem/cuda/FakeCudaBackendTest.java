@@ -37,6 +37,12 @@ class FakeCudaBackendTest extends CudaScenarios {
 	}
 
 	@Override
+	protected void afterLateCloses() {
+		assertThat(this.driver.liveAllocations()).as("allocations left").isZero();
+		assertThat(this.driver.retainedContexts()).as("the context, released with the last").isZero();
+	}
+
+	@Override
 	protected Class<?> devicePointerType() {
 		return FakeCudaDriver.FakePointer.class;
 	}
