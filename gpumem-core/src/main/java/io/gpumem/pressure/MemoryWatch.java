@@ -12,7 +12,7 @@ import io.gpumem.pressure.PressureHandler.Memory;
 
 /**
  * One memory a {@link PressureHandler} watches: where its info comes from, its level and utilization as the
- * last check or refusal left them, its pools, and how their cached memory is freed, to a target utilization
+ * last check or refusal left them, since when, what the current out-of-memory episode saw, its pools, and how their cached memory is freed, to a target utilization
  * (SHRINK) or step by step for a refused allocation (the out-of-memory chain).
  */
 final class MemoryWatch {
@@ -44,6 +44,18 @@ final class MemoryWatch {
 
 	volatile double utilization = -1;
 
+	/** When the level was entered, on the handler's clock. */
+	long since;
+
+	/** Since when utilization has stayed below the level's threshold by the margin, at every check; -1 where not. */
+	long calmSince = -1;
+
+	/** When the last allocation failed for good, on the handler's clock. */
+	long lastFailure;
+
+	/** What happened since OUT_OF_MEMORY was last entered: refusals, the bytes freed for them, failures. */
+	long episodeRefusals, episodeFreedBytes, episodeFailures;
+
 	MemoryWatch(Memory memory, Supplier<MemoryInfo> info) {
 		this.memory = memory;
 		this.info = info;
@@ -51,6 +63,25 @@ final class MemoryWatch {
 
 	void add(MemoryPool pool) {
 		this.pools.add(pool);
+	}
+
+	/**
+	 * How long the memory has been calm at {@code now}: at OUT_OF_MEMORY, since the last failure; at another level,
+	 * since utilization fell below its threshold by the margin ({@code below} says whether it is now) and stayed
+	 * there; -1 where it is not calm.
+	 */
+	long calm(long now, boolean below) {
+		if (this.level == PressureLevel.OUT_OF_MEMORY) {
+			return now - this.lastFailure;
+		}
+		if (!below) {
+			this.calmSince = -1;
+			return -1;
+		}
+		if (this.calmSince < 0) {
+			this.calmSince = now;
+		}
+		return now - this.calmSince;
 	}
 
 	/** The memory's info now, or {@code null} without a source. */

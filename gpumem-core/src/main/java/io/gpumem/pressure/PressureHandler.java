@@ -16,9 +16,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import io.gpumem.config.InvalidSettingException;
+import io.gpumem.memory.ByteSizes;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
 import io.gpumem.memory.MemoryKind;
@@ -31,14 +33,19 @@ import io.gpumem.pool.PoolListener;
  * utilization, or calling back. Device pressure never trims a pinned pool, nor pinned pressure a device
  * pool: each {@link Memory} has its own level, pools and utilization.
  * <p>
- * A check reads each memory's info, maps utilization to a {@link PressureLevel} through the thresholds,
- * tells listeners of a change of level once, calls the callbacks on entering a level whose reaction is
- * CALLBACK, and applies a SHRINK reaction while utilization is above its target. Checks run on a schedule
- * on the handler's own thread ({@link #start(Duration)}), and there too soon after a registered pool's
- * miss grew its reserved memory: the request thread only signals.
+ * A check reads each memory's info, maps utilization to a {@link PressureLevel} through the thresholds and the
+ * {@link PressureHysteresis}, so that a level lasts while utilization hovers about its threshold, tells listeners
+ * of a change of level once, calls the callbacks on entering a level whose reaction is CALLBACK, and applies a
+ * SHRINK reaction while utilization is above its target. The level is that of the utilization the check reads:
+ * what a shrink frees shows at the next check, so a shrink alone does not end a level that demand brings back.
+ * Checks run on a schedule on the handler's own thread ({@link #start(Duration)}), and there too soon after a
+ * registered pool's miss grew its reserved memory: the request thread only signals.
  * <p>
- * When an allocator refuses a registered pool, the handler decides what each of the pool's retries frees:
- * that memory's level becomes OUT_OF_MEMORY (listeners are told), and each retry takes one more step of
+ * When an allocator refuses a registered pool, the handler decides what each of the pool's retries frees; a refusal
+ * so served changes no level and is counted. An allocation that fails for good, though within the device and the
+ * budget, puts that memory at OUT_OF_MEMORY
+ * (listeners are told, and it is logged at WARN once, with what the episode saw when it is left), where it stays
+ * while failures go on. Each retry takes one more step of
  * the out-of-memory chain: the refusing pool's cache (what the request needs), then the other pools' (largest
  * cache first), then every cache entirely; a step that frees nothing goes on to the next at once, and
  * retries beyond the last step take it again. How many retries there are is the pool's setting alone.
@@ -49,6 +56,10 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	private static final Logger LOGGER = System.getLogger(PressureHandler.class.getName());
 
 	private final PressureThresholds thresholds;
+
+	private final PressureHysteresis hysteresis;
+
+	private final LongSupplier ticker;
 
 	private final Map<PressureLevel, PressureReaction> reactions;
 
@@ -84,6 +95,8 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 	private PressureHandler(Builder builder) {
 		this.thresholds = builder.thresholds;
+		this.hysteresis = builder.hysteresis;
+		this.ticker = builder.ticker;
 		this.reactions = new EnumMap<>(builder.reactions);
 		this.watches.put(Memory.DEVICE, new MemoryWatch(Memory.DEVICE, builder.deviceMemory));
 		this.watches.put(Memory.PINNED, new MemoryWatch(Memory.PINNED, builder.pinnedMemory));
@@ -118,17 +131,22 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		return this.thresholds;
 	}
 
+	/** The configured hysteresis. */
+	public PressureHysteresis hysteresis() {
+		return this.hysteresis;
+	}
+
 	/** The reaction at a level. */
 	public PressureReaction reaction(PressureLevel level) {
 		return this.reactions.getOrDefault(level, PressureReaction.none());
 	}
 
-	/** The device memory's level at the last check or refusal: the level of the service's GPU memory. */
+	/** The device memory's level at the last check or failure: the level of the service's GPU memory. */
 	public PressureLevel level() {
 		return level(Memory.DEVICE);
 	}
 
-	/** A memory's level at the last check or refusal. */
+	/** A memory's level at the last check or failure. */
 	public PressureLevel level(Memory memory) {
 		return this.watches.get(memory).level;
 	}
@@ -226,8 +244,9 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		MemoryWatch watch = watch(pool.kind());
 		this.checking.lock();
 		try {
-			changeLevel(watch, PressureLevel.OUT_OF_MEMORY, watch.read());
 			long freed = watch.freeFor(pool, requestedBytes, attempt);
+			watch.episodeRefusals++;
+			watch.episodeFreedBytes += freed;
 			this.outOfMemoryFreedBytes.addAndGet(freed);
 			return freed;
 		}
@@ -239,6 +258,24 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	@Override
 	public void allocationFailed(MemoryPool pool, OutOfMemoryDiagnostic report) {
 		this.outOfMemoryFailures.incrementAndGet();
+		if (report.exceedsCapacity()) {
+			return;
+		}
+		MemoryWatch watch = watch(pool.kind());
+		this.checking.lock();
+		try {
+			watch.lastFailure = this.ticker.getAsLong();
+			if (watch.level != PressureLevel.OUT_OF_MEMORY) {
+				watch.episodeRefusals = 0;
+				watch.episodeFreedBytes = 0;
+				watch.episodeFailures = 0;
+				changeLevel(watch, PressureLevel.OUT_OF_MEMORY, watch.read());
+			}
+			watch.episodeFailures++;
+		}
+		finally {
+			this.checking.unlock();
+		}
 	}
 
 	private void checkLocked(MemoryWatch watch) {
@@ -247,17 +284,24 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 			return;
 		}
 		this.checks.incrementAndGet();
-		PressureLevel now = this.thresholds.levelOf(memory.utilization());
+		PressureLevel now = levelAt(watch, memory);
 		changeLevel(watch, now, memory);
-		if (reaction(now) instanceof PressureReaction.Shrink shrink) {
+		PressureLevel acting = (now == PressureLevel.OUT_OF_MEMORY) ? this.thresholds.levelOf(memory.utilization())
+				: now;
+		if (reaction(acting) instanceof PressureReaction.Shrink shrink) {
 			long trimmed = watch.shrink(shrink.targetUtilization(), memory);
 			if (trimmed > 0) {
 				this.shrinks.incrementAndGet();
 				this.shrunkBytes.addAndGet(trimmed);
-				memory = watch.read();
-				changeLevel(watch, this.thresholds.levelOf(memory.utilization()), memory);
 			}
 		}
+	}
+
+	private PressureLevel levelAt(MemoryWatch watch, MemoryInfo memory) {
+		double utilization = memory.utilization();
+		boolean below = this.hysteresis.lowered(this.thresholds, utilization).compareTo(watch.level) < 0;
+		return this.hysteresis.next(this.thresholds, watch.level, utilization,
+				watch.calm(this.ticker.getAsLong(), below));
 	}
 
 	private void changeLevel(MemoryWatch watch, PressureLevel now, MemoryInfo memory) {
@@ -267,13 +311,24 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		if (now == previous) {
 			return;
 		}
+		long at = this.ticker.getAsLong();
+		long lasted = at - watch.since;
 		watch.level = now;
+		watch.since = at;
+		watch.calmSince = -1;
 		this.levelChanges.incrementAndGet();
 		PressureChange change = new PressureChange(watch.memory, previous, now, utilization, memory);
 		PressureLevelEvent.record(change);
-		LOGGER.log((now.compareTo(PressureLevel.WARNING) >= 0) ? Level.WARNING : Level.INFO,
-				"GPU memory pressure ({0} memory) {1} -> {2} (utilization {3})", watch.memory, previous, now,
-				String.format("%.3f", utilization));
+		String message = String.format("GPU memory pressure (%s memory) %s -> %s (utilization %.3f)", watch.memory,
+				previous, now, utilization);
+		if (previous == PressureLevel.OUT_OF_MEMORY) {
+			LOGGER.log(Level.INFO, String.format("%s after %d s out of memory: %d allocations failed, %d refusals while "
+					+ "out of memory, %s freed for them", message, TimeUnit.NANOSECONDS.toSeconds(lasted),
+					watch.episodeFailures, watch.episodeRefusals, ByteSizes.format(watch.episodeFreedBytes)));
+		}
+		else {
+			LOGGER.log((now.compareTo(PressureLevel.WARNING) >= 0) ? Level.WARNING : Level.INFO, message);
+		}
 		this.listeners.forEach((listener) -> notify(listener, change));
 		if (reaction(now) == PressureReaction.callback()) {
 			for (PressureListener callback : this.callbacks) {
@@ -314,6 +369,10 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 		private PressureThresholds thresholds = PressureThresholds.DEFAULTS;
 
+		private PressureHysteresis hysteresis = PressureHysteresis.DEFAULTS;
+
+		private LongSupplier ticker = System::nanoTime;
+
 		private final Map<PressureLevel, PressureReaction> reactions = new EnumMap<>(PressureLevel.class);
 
 		private Builder(Supplier<MemoryInfo> deviceMemory) {
@@ -324,7 +383,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 		/**
 		 * Where the pinned host memory's info comes from, such as the pinned allocator's
-		 * {@code memoryInfo}; without one, pinned memory has a level only from refusals.
+		 * {@code memoryInfo}; without one, pinned memory has a level only from failures.
 		 */
 		public Builder pinnedMemory(Supplier<MemoryInfo> pinnedMemory) {
 			this.pinnedMemory = Objects.requireNonNull(pinnedMemory, "pinned memory info");
@@ -333,6 +392,17 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 		public Builder thresholds(PressureThresholds thresholds) {
 			this.thresholds = Objects.requireNonNull(thresholds, "thresholds");
+			return this;
+		}
+
+		public Builder hysteresis(PressureHysteresis hysteresis) {
+			this.hysteresis = Objects.requireNonNull(hysteresis, "hysteresis");
+			return this;
+		}
+
+		/** The clock, in nanoseconds, the hysteresis measures how long a level lasted on; tests set their own. */
+		public Builder ticker(LongSupplier ticker) {
+			this.ticker = Objects.requireNonNull(ticker, "ticker");
 			return this;
 		}
 

@@ -15,7 +15,7 @@ public enum PressureLevel {
 	/** At or above the critical threshold. */
 	CRITICAL,
 
-	/** An allocation was refused. */
+	/** An allocation failed for good, within the hysteresis's minimum duration. */
 	OUT_OF_MEMORY
 
 }

@@ -8,16 +8,20 @@ import java.util.logging.Level;
 import java.util.logging.LogRecord;
 import java.util.logging.Logger;
 
-/** What the pools log while it is open, at a level or above, each message formatted with its parameters. */
+/**
+ * What the pools (or another class of the core) log while it is open, at a level or above, each message formatted with
+ * its parameters.
+ */
 public final class PoolLog implements AutoCloseable {
 
-	private final Logger logger = Logger.getLogger(StratifiedMemoryPool.class.getName());
+	private final Logger logger;
 
 	private final List<String> messages = new CopyOnWriteArrayList<>();
 
 	private final Handler handler;
 
-	private PoolLog(Level level) {
+	private PoolLog(Class<?> source, Level level) {
+		this.logger = Logger.getLogger(source.getName());
 		this.handler = new Handler() {
 
 			@Override
@@ -42,7 +46,12 @@ public final class PoolLog implements AutoCloseable {
 
 	/** Starts capturing what the pools log at {@code level} or above. */
 	public static PoolLog capture(Level level) {
-		return new PoolLog(level);
+		return capture(StratifiedMemoryPool.class, level);
+	}
+
+	/** Starts capturing what {@code source} logs at {@code level} or above. */
+	public static PoolLog capture(Class<?> source, Level level) {
+		return new PoolLog(source, level);
 	}
 
 	/** The messages captured so far, in order. */

@@ -12,6 +12,8 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.logging.Level;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -20,8 +22,10 @@ import io.gpumem.allocator.LimitingAllocator;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolLog;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -78,6 +82,7 @@ class PressureHandlerTest {
 	void warmingPastTheWarningThresholdShrinksToTheTargetAndCountsIt() {
 		StratifiedMemoryPool pool = pool("device", MIB);
 		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo)
+			.hysteresis(PressureHysteresis.NONE)
 			.reaction(PressureLevel.WARNING, PressureReaction.shrink(0.7))
 			.build();
 		List<PressureChange> changes = new CopyOnWriteArrayList<>();
@@ -85,6 +90,8 @@ class PressureHandlerTest {
 		handler.register(pool);
 		pool.warm(MIB, 52);
 		assertThat(this.backend.memoryInfo().utilization()).isLessThanOrEqualTo(0.7);
+		assertThat(handler.level()).as("the level of what the check read").isEqualTo(PressureLevel.WARNING);
+		handler.check();
 		PressureStatistics stats = handler.statistics();
 		assertThat(stats.shrinks()).isEqualTo(1);
 		assertThat(stats.shrunkBytes()).isEqualTo(pool.statistics().trimmedBytes()).isPositive();
@@ -98,6 +105,7 @@ class PressureHandlerTest {
 	void aCallbackIsToldOncePerTransitionIntoItsLevel() {
 		StratifiedMemoryPool pool = pool("device", MIB);
 		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo)
+			.hysteresis(PressureHysteresis.NONE)
 			.reaction(PressureLevel.WARNING, PressureReaction.callback())
 			.build();
 		List<PressureChange> callbacks = new CopyOnWriteArrayList<>();
@@ -217,9 +225,79 @@ class PressureHandlerTest {
 			.isEqualTo(stats.outOfMemoryFreedBytes() + stats.shrunkBytes());
 		assertThat(stats.outOfMemoryFailures()).isZero();
 		assertThat(device.statistics().allocationFailures()).isZero();
-		assertThat(changes).extracting(PressureChange::level).contains(PressureLevel.OUT_OF_MEMORY);
-		assertThat(handler.level()).as("the check after the grown reservation leaves OUT_OF_MEMORY")
-			.isNotEqualTo(PressureLevel.OUT_OF_MEMORY);
+		assertThat(changes).as("a refusal the chain served changes no level").extracting(PressureChange::level)
+			.doesNotContain(PressureLevel.OUT_OF_MEMORY);
+	}
+
+	@Test
+	void aLevelIsLeftOnlyOnceUtilizationStayedBelowItsThresholdByTheMarginForTheMinimum() {
+		AtomicLong clock = new AtomicLong();
+		double[] utilization = { 0.76 };
+		PressureHandler handler = PressureHandler
+			.builder(() -> new MemoryInfo(Math.round((1 - utilization[0]) * CAPACITY), CAPACITY))
+			.ticker(clock::get)
+			.hysteresis(new PressureHysteresis(0.05, Duration.ofSeconds(10)))
+			.build();
+		List<PressureChange> changes = new CopyOnWriteArrayList<>();
+		handler.addListener(changes::add);
+		assertThat(handler.check()).isEqualTo(PressureLevel.WARNING);
+		for (int i = 0; i < 100; i++) {
+			clock.addAndGet(Duration.ofSeconds(1).toNanos());
+			utilization[0] = (i % 2 == 0) ? 0.72 : 0.76;
+			assertThat(handler.check()).as("hovering about the threshold, within the margin").isEqualTo(PressureLevel.WARNING);
+		}
+		for (int i = 0; i < 100; i++) {
+			clock.addAndGet(Duration.ofSeconds(1).toNanos());
+			utilization[0] = (i % 5 == 4) ? 0.8 : 0.6;
+			assertThat(handler.check()).as("below the margin, but back above it every 5 s").isEqualTo(PressureLevel.WARNING);
+		}
+		clock.addAndGet(Duration.ofSeconds(1).toNanos());
+		utilization[0] = 0.92;
+		assertThat(handler.check()).as("up at once").isEqualTo(PressureLevel.CRITICAL);
+		utilization[0] = 0.5;
+		for (int i = 0; i < 10; i++) {
+			assertThat(handler.check()).as("below the margin for %d s", i).isEqualTo(PressureLevel.CRITICAL);
+			clock.addAndGet(Duration.ofSeconds(1).toNanos());
+		}
+		assertThat(handler.check()).as("below the margin for 10 s").isEqualTo(PressureLevel.NORMAL);
+		assertThat(changes).extracting(PressureChange::level)
+			.containsExactly(PressureLevel.WARNING, PressureLevel.CRITICAL, PressureLevel.NORMAL);
+		assertThat(handler.statistics().levelChanges()).isEqualTo(3);
+	}
+
+	@Test
+	void failuresInARowAreOneOutOfMemoryEpisodeLoggedOnceWithWhatItSaw() {
+		AtomicLong clock = new AtomicLong();
+		StratifiedMemoryPool device = pool("device", MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).ticker(clock::get).build();
+		handler.register(device);
+		List<PressureChange> changes = new CopyOnWriteArrayList<>();
+		handler.addListener(changes::add);
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			held.add(device.acquire(MIB));
+		}
+		try (PoolLog log = PoolLog.capture(PressureHandler.class, Level.INFO)) {
+			for (int i = 0; i < 50; i++) {
+				clock.addAndGet(Duration.ofMillis(100).toNanos());
+				assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(32 * MIB));
+				handler.check();
+			}
+			held.forEach(PooledBuffer::close);
+			device.trim(0);
+			clock.addAndGet(Duration.ofSeconds(9).toNanos());
+			assertThat(handler.check()).as("9 s after the last failure").isEqualTo(PressureLevel.OUT_OF_MEMORY);
+			clock.addAndGet(Duration.ofSeconds(1).toNanos());
+			assertThat(handler.check()).isEqualTo(PressureLevel.NORMAL);
+			assertThat(log.messages()).hasSize(2);
+			assertThat(log.messages().get(0)).startsWith("GPU memory pressure (DEVICE memory) ELEVATED -> OUT_OF_MEMORY");
+			assertThat(log.messages().get(1)).startsWith("GPU memory pressure (DEVICE memory) OUT_OF_MEMORY -> NORMAL")
+				.endsWith("after 14 s out of memory: 50 allocations failed, 49 refusals while out of memory, 0 B freed for "
+						+ "them");
+		}
+		assertThat(changes).extracting(PressureChange::level)
+			.containsExactly(PressureLevel.ELEVATED, PressureLevel.OUT_OF_MEMORY, PressureLevel.NORMAL);
+		assertThat(handler.statistics().outOfMemoryRefusals()).isEqualTo(50);
 	}
 
 	@Test

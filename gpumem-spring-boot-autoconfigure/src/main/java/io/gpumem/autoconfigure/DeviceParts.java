@@ -26,6 +26,7 @@ import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureHysteresis;
 import io.gpumem.pressure.PressureLevel;
 import io.gpumem.pressure.PressureListener;
 import io.gpumem.pressure.PressureReaction;
@@ -148,10 +149,13 @@ final class DeviceParts {
 			ApplicationEventPublisher events, List<PressureListener> callbacks) {
 		GpumemProperties.Pressure pressure = this.properties.getPressure();
 		GpumemProperties.Reactions reactions = pressure.getReactions();
+		GpumemProperties.Hysteresis hysteresis = pressure.getHysteresis();
 		PressureHandler handler = InvalidProperties.under("gpumem.pressure",
 				() -> PressureHandler.builder(this.backend::memoryInfo)
 					.pinnedMemory(this.backend.allocator(MemoryKind.PINNED)::memoryInfo)
 					.thresholds(thresholds)
+					.hysteresis(InvalidProperties.under("gpumem.pressure.hysteresis",
+							() -> new PressureHysteresis(hysteresis.getMargin(), hysteresis.getMinDuration())))
 					.reaction(PressureLevel.ELEVATED, reaction(reactions.getElevated(), pressure))
 					.reaction(PressureLevel.WARNING, reaction(reactions.getWarning(), pressure))
 					.reaction(PressureLevel.CRITICAL, reaction(reactions.getCritical(), pressure))

@@ -406,6 +406,8 @@ public class GpumemProperties {
 
 		private final Thresholds thresholds = new Thresholds();
 
+		private final Hysteresis hysteresis = new Hysteresis();
+
 		private final Reactions reactions = new Reactions();
 
 		/** The utilization a shrink reaction trims cached memory down to, in (0, 1]. */
@@ -435,6 +437,10 @@ public class GpumemProperties {
 
 		public Thresholds getThresholds() {
 			return this.thresholds;
+		}
+
+		public Hysteresis getHysteresis() {
+			return this.hysteresis;
 		}
 
 		public Reactions getReactions() {
@@ -636,6 +642,43 @@ public class GpumemProperties {
 
 		public void setCritical(double critical) {
 			this.critical = critical;
+		}
+
+	}
+
+	/**
+	 * How a pressure level is kept from flapping: entered at its threshold, left once utilization stayed below it by
+	 * a margin for a minimum time; OUT_OF_MEMORY, entered when an allocation fails for good, is left once that time
+	 * passed without another failure.
+	 */
+	public static class Hysteresis {
+
+		/**
+		 * How far below a level's threshold utilization must fall to leave the level, in [0, 1); wider than a
+		 * threshold's distance to the shrink target, so that a shrink does not by itself end its level.
+		 */
+		private double margin = 0.1;
+
+		/**
+		 * How long utilization must stay below a level's threshold by the margin to leave the level, and how long
+		 * OUT_OF_MEMORY lasts after its last failure.
+		 */
+		private Duration minDuration = Duration.ofSeconds(10);
+
+		public double getMargin() {
+			return this.margin;
+		}
+
+		public void setMargin(double margin) {
+			this.margin = margin;
+		}
+
+		public Duration getMinDuration() {
+			return this.minDuration;
+		}
+
+		public void setMinDuration(Duration minDuration) {
+			this.minDuration = minDuration;
 		}
 
 	}

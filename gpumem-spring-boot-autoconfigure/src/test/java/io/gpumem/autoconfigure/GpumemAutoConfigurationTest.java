@@ -36,6 +36,7 @@ import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureHysteresis;
 import io.gpumem.pressure.PressureLevel;
 import io.gpumem.pressure.PressureReaction;
 import io.gpumem.reduction.ReductionBufferCache;
@@ -213,10 +214,12 @@ class GpumemAutoConfigurationTest {
 		this.runner
 			.withPropertyValues("gpumem.pressure.thresholds.elevated=0.5", "gpumem.pressure.thresholds.warning=0.6",
 					"gpumem.pressure.thresholds.critical=0.8", "gpumem.pressure.reactions.elevated=callback",
-					"gpumem.pressure.reactions.critical=none", "gpumem.pressure.shrink-target=0.4")
+					"gpumem.pressure.reactions.critical=none", "gpumem.pressure.shrink-target=0.4",
+					"gpumem.pressure.hysteresis.margin=0.02", "gpumem.pressure.hysteresis.min-duration=30s")
 			.run((context) -> {
 				PressureHandler handler = context.getBean(PressureHandler.class);
 				assertThat(handler.thresholds().warning()).isEqualTo(0.6);
+				assertThat(handler.hysteresis()).isEqualTo(new PressureHysteresis(0.02, Duration.ofSeconds(30)));
 				assertThat(handler.reaction(PressureLevel.ELEVATED)).isEqualTo(PressureReaction.callback());
 				assertThat(handler.reaction(PressureLevel.WARNING)).isEqualTo(PressureReaction.shrink(0.4));
 				assertThat(handler.reaction(PressureLevel.CRITICAL)).isEqualTo(PressureReaction.none());
@@ -374,6 +377,8 @@ class GpumemAutoConfigurationTest {
 			gpumem.pressure.shrink-target=0                 | gpumem.pressure.shrink-target                | must be in (0, 1]
 			gpumem.pressure.check-interval=0s               | gpumem.pressure.check-interval               | must be positive
 			gpumem.pressure.oom-retries=-1                  | gpumem.pressure.oom-retries                  | must not be negative
+			gpumem.pressure.hysteresis.margin=1             | gpumem.pressure.hysteresis.margin            | must be in [0, 1)
+			gpumem.pressure.hysteresis.min-duration=-1s     | gpumem.pressure.hysteresis.min-duration      | must be 0 or more
 			gpumem.admission.max-concurrent=-2              | gpumem.admission.max-concurrent              | must be 0 (no limit) or more
 			gpumem.admission.max-wait=-1s                   | gpumem.admission.max-wait                    | must be 0 or more
 			""")

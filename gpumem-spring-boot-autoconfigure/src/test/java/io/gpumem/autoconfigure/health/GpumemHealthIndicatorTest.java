@@ -1,5 +1,7 @@
 package io.gpumem.autoconfigure.health;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
@@ -24,7 +26,10 @@ class GpumemHealthIndicatorTest {
 
 	private final HostBackend backend = new HostBackend(100L << 20);
 
+	private final AtomicLong clock = new AtomicLong();
+
 	private final PressureHandler pressure = PressureHandler.builder(this.backend::memoryInfo)
+		.ticker(this.clock::get)
 		.reaction(PressureLevel.WARNING, PressureReaction.none())
 		.reaction(PressureLevel.CRITICAL, PressureReaction.none())
 		.build();
@@ -63,7 +68,7 @@ class GpumemHealthIndicatorTest {
 	}
 
 	@Test
-	void outOfServiceAfterARefusalUntilACheckSeesMemoryFree() {
+	void outOfServiceAfterAFailedAllocationUntilTheMinimumDurationPassedWithoutAnother() {
 		try (StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
 				PoolConfig.builder("device").build())) {
 			this.pressure.register(pool);
@@ -73,6 +78,9 @@ class GpumemHealthIndicatorTest {
 			assertThat(health.getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
 			assertThat(health.getDetails()).containsEntry("level", PressureLevel.OUT_OF_MEMORY);
 			this.backend.allocator(MemoryKind.DEVICE).free(other);
+			this.pressure.check();
+			assertThat(this.indicator.health(true).getStatus()).isEqualTo(Status.OUT_OF_SERVICE);
+			this.clock.addAndGet(this.pressure.hysteresis().minDuration().toNanos());
 			this.pressure.check();
 			assertThat(this.indicator.health(true).getStatus()).isEqualTo(Status.UP);
 		}
