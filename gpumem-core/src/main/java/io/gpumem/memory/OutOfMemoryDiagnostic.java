@@ -58,11 +58,15 @@ public record OutOfMemoryDiagnostic(MemoryKind kind, long requestedBytes, long c
 
 	/** This diagnostic saying that the request waited {@code millis} ms for memory to be returned, in vain. */
 	public OutOfMemoryDiagnostic withWait(long millis) {
-		String waited = "waited " + millis + " ms for memory to be returned";
+		return withReason("waited " + millis + " ms for memory to be returned");
+	}
+
+	/** This diagnostic with {@code more} added to its reason. */
+	public OutOfMemoryDiagnostic withReason(String more) {
 		return new OutOfMemoryDiagnostic(this.kind, this.requestedBytes, this.capacityBytes, this.freeBytes,
 				this.inUseBytes, this.pendingBytes, this.cachedBytes, this.limitBytes, this.largestClassBytes,
 				this.largestFreeBlockBytes, this.addressBytes, this.holders,
-				(this.reason == null || this.reason.isEmpty()) ? waited : this.reason + "; " + waited);
+				(this.reason == null || this.reason.isEmpty()) ? more : this.reason + "; " + more);
 	}
 
 	/** Whether no amount of memory given back could serve the request: it is larger than the capacity or the limit. */

@@ -41,6 +41,8 @@ public final class PoolConfig {
 
 	private final Duration maxWait;
 
+	private final boolean giveWay;
+
 	private final LeakDetection leakDetection;
 
 	private final HistoryConfig history;
@@ -60,6 +62,7 @@ public final class PoolConfig {
 		this.idleTrimAfter = builder.idleTrimAfter;
 		this.oomRetries = builder.oomRetries;
 		this.maxWait = builder.maxWait;
+		this.giveWay = builder.giveWay;
 		this.leakDetection = builder.leakDetection;
 		this.history = builder.history;
 		this.stripes = builder.stripes;
@@ -114,6 +117,14 @@ public final class PoolConfig {
 		return this.maxWait;
 	}
 
+	/**
+	 * Whether, where every thread holding memory of the pool waits for more, the one holding most is told to give
+	 * way ({@link io.gpumem.memory.GpuRetryOutOfMemoryException}).
+	 */
+	public boolean giveWay() {
+		return this.giveWay;
+	}
+
 	public LeakDetection leakDetection() {
 		return this.leakDetection;
 	}
@@ -160,6 +171,8 @@ public final class PoolConfig {
 		private int oomRetries = 3;
 
 		private Duration maxWait = Duration.ZERO;
+
+		private boolean giveWay = true;
 
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
 
@@ -258,6 +271,15 @@ public final class PoolConfig {
 				throw new InvalidSettingException("max-wait", maxWait, "must be zero or more");
 			}
 			this.maxWait = maxWait;
+			return this;
+		}
+
+		/**
+		 * Whether a waiting acquire is told to give way where every thread holding memory of the pool waits for
+		 * more (true by default); without, such threads wait out {@code max-wait}.
+		 */
+		public Builder giveWay(boolean giveWay) {
+			this.giveWay = giveWay;
 			return this;
 		}
 

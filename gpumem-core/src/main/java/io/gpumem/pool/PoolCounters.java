@@ -62,6 +62,8 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 
 	private final LongAdder streamWaits = new LongAdder();
 
+	private final LongAdder gaveWay = new LongAdder();
+
 	PoolCounters(int classes, int stripes) {
 		this.classes = classes;
 		this.cells = new Cell[stripes];
@@ -194,6 +196,11 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 		this.gcRequests.increment();
 	}
 
+	@Override
+	public void countGiveWay() {
+		this.gaveWay.increment();
+	}
+
 	/** Counts an acquire about to fail that waited for the work of buffers closed after a stream. */
 	@Override
 	public void countStreamWait() {
@@ -205,7 +212,7 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 	 * {@code cachedBytes} per slot, and the arena's {@code segments}, whose free bytes belong to no class.
 	 */
 	PoolStatistics snapshot(String pool, MemoryKind kind, SizeClassLadder ladder, long maxCachedBytes,
-			long[] cachedBuffers, long[] cachedBytes, PoolStatistics.Segments segments) {
+			long[] cachedBuffers, long[] cachedBytes, PoolStatistics.Segments segments, PoolStatistics.Claims claims) {
 		long[] requests = new long[slots()];
 		long[] returns = new long[slots()];
 		for (Cell cell : this.cells) {
@@ -226,7 +233,8 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 				segments, this.missNanos.sum(), this.peakReservedBytes.get(), maxCachedBytes, this.trimmedBytes.sum(),
 				this.allocationFailures.sum(), this.leakedBuffers.sum(),
 				new PoolStatistics.Waits(this.waits.sum(), this.waitTimeouts.sum(), this.waitNanos.sum(),
-						this.gcRequests.sum(), this.streamWaits.sum()));
+						this.gcRequests.sum(), this.streamWaits.sum(), this.gaveWay.sum()),
+				claims);
 	}
 
 	/**

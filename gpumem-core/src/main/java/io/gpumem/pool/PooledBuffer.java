@@ -8,6 +8,7 @@ import io.gpumem.memory.GpuDeviceFailedException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
+import io.gpumem.pool.recovery.Holdings;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -25,6 +26,12 @@ public final class PooledBuffer extends GpuBuffer {
 
 	/** The buffer's recorded lend, or null. */
 	private final PoolRecorder.Lend lend;
+
+	/** The claim the buffer was lent from, or null. */
+	private MemoryClaim claim;
+
+	/** The thread whose holdings count the block, or null: for buffers above the free lists' classes. */
+	private Holdings.Holder holder;
 
 	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
 	private Block block;
@@ -80,6 +87,7 @@ public final class PooledBuffer extends GpuBuffer {
 			this.block = null;
 			released.unwatch();
 			this.pool.giveBack(released, this.stripe, this.lend);
+			returned(released);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -93,19 +101,27 @@ public final class PooledBuffer extends GpuBuffer {
 		if (this.block == null) {
 			return;
 		}
-		GpuEvent event;
-		try {
-			event = stream.record();
-		}
-		catch (GpuDeviceFailedException failed) {
-			close();
-			throw failed;
-		}
+		GpuEvent event = eventAfter(stream, this::close);
 		Block released = this.block;
 		this.block = null;
 		released.unwatch();
 		this.pool.giveBackAfter(released, this.stripe, stream, event, this.lend);
+		returned(released);
 		Reference.reachabilityFence(this);
+	}
+
+	/**
+	 * An event after the work enqueued so far on {@code stream}; where its device failed for good, {@code close} runs
+	 * at once, as nothing will complete, and the failure is thrown.
+	 */
+	static GpuEvent eventAfter(GpuStream stream, Runnable close) {
+		try {
+			return stream.record();
+		}
+		catch (GpuDeviceFailedException failed) {
+			close.run();
+			throw failed;
+		}
 	}
 
 	/** The stripe of the pool's free lists the block goes back to. */
@@ -127,9 +143,35 @@ public final class PooledBuffer extends GpuBuffer {
 			this.block = null;
 			detached.unwatch();
 			owner.recordClose(this.lend);
+			returned(detached);
 		}
 		Reference.reachabilityFence(this);
 		return detached;
+	}
+
+	/** Marks the buffer as lent from {@code claim}, which counts its block until it is closed. */
+	void claim(MemoryClaim claim) {
+		this.claim = claim;
+	}
+
+	/** Counts the block with {@code holder}'s, until the buffer is closed. */
+	void heldBy(Holdings.Holder holder) {
+		this.holder = holder;
+		holder.add(currentBlock().size);
+	}
+
+	/** Gives the block back to the claim and the holder that counted it. */
+	private void returned(Block block) {
+		MemoryClaim from = this.claim;
+		if (from != null) {
+			this.claim = null;
+			from.returned(this.pool.blockSize(this.size));
+		}
+		Holdings.Holder by = this.holder;
+		if (by != null) {
+			this.holder = null;
+			by.remove(block.size);
+		}
 	}
 
 	@Override

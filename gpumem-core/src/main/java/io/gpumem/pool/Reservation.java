@@ -6,6 +6,7 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
 
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.GpuRetryOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.memory.OutOfMemoryDiagnostic;
@@ -13,6 +14,7 @@ import io.gpumem.observation.MemoryObserver;
 import io.gpumem.observation.MemoryOperation;
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
+import io.gpumem.pool.recovery.Holdings;
 import io.gpumem.pool.recovery.MemorySource;
 import io.gpumem.pool.recovery.OutOfMemoryChain;
 import io.gpumem.pool.recovery.Refusal;
@@ -54,9 +56,12 @@ final class Reservation implements MemorySource {
 	/** The most bytes a request could ever be given, once read from the allocator: its device's or its budget's. */
 	private volatile long reach = -1;
 
-	/** {@code pool}: the pool whose listeners are told, by name, kind and figures, never called back. */
+	/**
+	 * {@code pool}: the pool whose listeners are told, by name, kind and figures, never called back; {@code holdings}:
+	 * its threads' memory, of which one is told to give way where all wait, or null for none.
+	 */
 	Reservation(MemoryPool pool, MemoryAllocator allocator, PoolConfig config, Tiers tiers, Upkeep upkeep,
-			PoolCounters counters, PoolRecorder recorder) {
+			PoolCounters counters, PoolRecorder recorder, Holdings holdings) {
 		this.pool = pool;
 		this.allocator = allocator;
 		this.recorder = recorder;
@@ -64,7 +69,7 @@ final class Reservation implements MemorySource {
 		this.upkeep = upkeep;
 		this.counters = counters;
 		this.largestClass = config.sizeClasses().largest();
-		this.chain = new OutOfMemoryChain<>(pool.name(), this, counters, config.oomRetries());
+		this.chain = new OutOfMemoryChain<>(pool.name(), this, counters, config.oomRetries(), holdings);
 	}
 
 	void addListener(PoolListener listener) {
@@ -78,6 +83,11 @@ final class Reservation implements MemorySource {
 	/** Tells the listeners that the pool reserved more memory. */
 	void grew() {
 		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this.pool));
+	}
+
+	/** The failure of a claim of {@code bytes} larger than the reach, refused as an acquire would be; null otherwise. */
+	GpuOutOfMemoryException refuseBeyondReach(long bytes) {
+		return this.chain.refuseBeyondReach(bytes);
 	}
 
 	/** Wakes the first acquire in line, if any: memory came back. */
@@ -123,6 +133,18 @@ final class Reservation implements MemorySource {
 	 */
 	@Override
 	public GpuOutOfMemoryException beyondReach(long bytes) {
+		if (bytes <= reach()) {
+			return null;
+		}
+		long limit = this.allocator.limitBytes();
+		String reason = (limit >= 0 && bytes > limit) ? "larger than the budget, refused at once"
+				: "larger than the device's capacity, refused at once";
+		return new GpuOutOfMemoryException(
+				OutOfMemoryDiagnostic.of(this.allocator.kind(), bytes, this.allocator.memoryInfo(), limit, reason));
+	}
+
+	/** The most bytes a request could ever be given: its device's capacity or its budget, the smaller. */
+	long reach() {
 		long reach = this.reach;
 		if (reach < 0) {
 			long limit = this.allocator.limitBytes();
@@ -131,14 +153,7 @@ final class Reservation implements MemorySource {
 			reach = (limit >= 0) ? Math.min(limit, capacity) : capacity;
 			this.reach = reach;
 		}
-		if (bytes <= reach) {
-			return null;
-		}
-		long limit = this.allocator.limitBytes();
-		String reason = (limit >= 0 && bytes > limit) ? "larger than the budget, refused at once"
-				: "larger than the device's capacity, refused at once";
-		return new GpuOutOfMemoryException(
-				OutOfMemoryDiagnostic.of(this.allocator.kind(), bytes, this.allocator.memoryInfo(), limit, reason));
+		return reach;
 	}
 
 	/**
@@ -202,13 +217,22 @@ final class Reservation implements MemorySource {
 	public GpuOutOfMemoryException refuse(Refusal refusal) {
 		this.counters.countAllocationFailure();
 		PoolStatistics.Segments segments = this.tiers.segments();
-		OutOfMemoryDiagnostic diagnostic = refusal.last().diagnostic()
+		OutOfMemoryDiagnostic refused = (refusal.last() != null) ? refusal.last().diagnostic()
+				: OutOfMemoryDiagnostic.of(this.allocator.kind(), refusal.bytes(), this.allocator.memoryInfo(),
+						this.allocator.limitBytes(), "");
+		if (refusal.gaveWay()) {
+			refused = refused.withReason("every thread holding memory of pool '" + this.pool.name()
+					+ "' waits for more: this one, holding most, gives way; close what the request holds and retry it");
+		}
+		OutOfMemoryDiagnostic diagnostic = refused
 			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.tiers.cachedBytes(), this.largestClass)
 			.withHolders(segments.largestFreeBlock(), segments.addressBytes(), this.recorder.holders(TOP_HOLDERS));
 		if (refusal.waitedNanos() >= 0) {
 			diagnostic = diagnostic.withWait(TimeUnit.NANOSECONDS.toMillis(refusal.waitedNanos()));
 		}
-		GpuOutOfMemoryException failure = new GpuOutOfMemoryException(diagnostic, refusal.last());
+		GpuOutOfMemoryException failure = refusal.gaveWay()
+				? new GpuRetryOutOfMemoryException(diagnostic, refusal.heldWhenToldToGiveWay())
+				: new GpuOutOfMemoryException(diagnostic, refusal.last());
 		this.recorder.outOfMemory(refusal.bytes(), failure.getMessage());
 		for (PoolListener listener : this.listeners) {
 			tell(listener, diagnostic);

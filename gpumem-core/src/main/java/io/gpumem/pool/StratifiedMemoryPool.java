@@ -17,6 +17,7 @@ import io.gpumem.pool.arena.Arena;
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolHistory;
 import io.gpumem.pool.diagnostics.PoolRecorder;
+import io.gpumem.pool.recovery.Holdings;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
 
@@ -33,7 +34,10 @@ import io.gpumem.stream.GpuStream;
  * <p>
  * A miss (a request that made the pool allocate) is retried after memory is freed, waited for within
  * {@code max-wait}, observed, and failed with a {@link GpuOutOfMemoryException} that adds the pool's figures
- * to the allocator's. Buffers closed after a stream ({@link PooledBuffer#closeAfter(GpuStream)}) and leaked
+ * to the allocator's. Buffers above 64 KiB are counted on the thread that acquired them, so that where every
+ * thread holding memory waits for more, the one holding most is told to give way
+ * ({@link io.gpumem.memory.GpuRetryOutOfMemoryException}) instead of all of them waiting out {@code max-wait}.
+ * {@link MemoryClaim}s admit requests by the bytes they need, in order of arrival. Buffers closed after a stream ({@link PooledBuffer#closeAfter(GpuStream)}) and leaked
  * ones ({@link LeakDetection}) come back on misses, trims and the maintenance run, which also releases what
  * stayed cached {@code idle-trim-after}. Statistics take no lock a request thread takes and change nothing.
  * A pool over a device that failed for good ({@link DeviceHealth}) lends nothing more.
@@ -55,6 +59,11 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	private final Tiers tiers;
 
 	private final Reservation reservation;
+
+	private final Claims claims;
+
+	/** Which threads hold the pool's buffers above the free lists' classes, where threads may be told to give way. */
+	private final Holdings holdings;
 
 	private final LeakWatch leaks;
 
@@ -83,8 +92,11 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
 		this.upkeep = new Upkeep(this.name, this.recorder, this.leaks, this::giveBack, this.tiers,
 				config.idleTrimAfter());
+		this.holdings = config.giveWay() ? new Holdings() : null;
 		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
-				this.recorder);
+				this.recorder, this.holdings);
+		this.claims = new Claims(this.name, () -> this.tiers.reservedBytes() - this.tiers.cachedBytes(),
+				this.reservation::reach, this.upkeep::giveBackLate);
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);
@@ -120,7 +132,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		return this.ladder;
 	}
 
-	/** The bytes a request takes: its class up to 64 KiB, then its size; 256-byte steps up to the top class. */
+	/** {@inheritDoc} Its class up to 64 KiB, then its size in 256-byte steps up to the top class, then its size. */
+	@Override
 	public long blockSize(long bytes) {
 		int classIndex = this.ladder.indexOf(bytes);
 		return (classIndex == Block.ABOVE_TOP_CLASS) ? bytes : Arena.spanSize(this.tiers.blockSize(classIndex, bytes));
@@ -133,14 +146,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public PooledBuffer acquire(long bytes, Duration maxWait) {
-		if (bytes <= 0) {
-			throw new IllegalArgumentException("buffer size must be positive: " + bytes);
-		}
-		if (maxWait.isNegative()) {
-			throw new IllegalArgumentException("the wait for memory must not be negative: " + maxWait);
-		}
-		checkOpen();
-		this.health.checkAcquire();
+		checkRequest("buffer", bytes, maxWait);
 		int classIndex = this.ladder.indexOf(bytes);
 		ThreadState thread = ThreadState.current();
 		int home = thread.stripe;
@@ -155,7 +161,21 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		if (allocated) {
 			block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
 		}
-		return this.leaks.lend(this, block, bytes, thread, home, allocated, recorded);
+		PooledBuffer buffer = this.leaks.lend(this, block, bytes, thread, home, allocated, recorded);
+		if (this.holdings != null && bytes > PoolConfig.FREE_LISTS_LIMIT) {
+			buffer.heldBy(this.holdings.current());
+		}
+		return buffer;
+	}
+
+	/**
+	 * {@inheritDoc} Claims are admitted while the open claims and what is lent outside them fit the device's
+	 * capacity or the pool's budget (other pools' and processes' memory is not counted).
+	 */
+	@Override
+	public MemoryClaim claim(long bytes, Duration maxWait) {
+		checkRequest("claim", bytes, maxWait);
+		return this.claims.claim(this, bytes, maxWait, this.reservation.refuseBeyondReach(bytes));
 	}
 
 	/**
@@ -214,7 +234,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public PoolStatistics statistics() {
-		return this.tiers.statistics(this.name, kind());
+		return this.tiers.statistics(this.name, kind(), this.claims.statistics());
 	}
 
 	/** The settings the pool was made with. */
@@ -229,7 +249,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public Optional<PoolSnapshot> snapshot() {
-		return Optional.of(this.tiers.snapshot(this.name, this.upkeep.pendingBlocks(), this.recorder.lends()));
+		return Optional.of(this.tiers.snapshot(this.name, this.claims.statistics().claimedBytes(),
+				this.upkeep.pendingBlocks(), this.recorder.lends()));
 	}
 
 	@Override
@@ -265,6 +286,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		}
 		this.upkeep.close();
 		this.tiers.close();
+		this.claims.close();
 		long inUse = reservedBytes();
 		if (inUse > 0) {
 			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
@@ -293,6 +315,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		}
 		this.tiers.giveBack(block, stripe);
 		this.reservation.memoryReturned();
+		this.claims.memoryReturned();
 		if (lend != null) {
 			this.recorder.closed(lend, null);
 		}
@@ -317,6 +340,22 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */
 	long tick() {
 		return this.tiers.tick();
+	}
+
+	/**
+	 * Checks a request for a {@code what} of {@code bytes}, waiting at most {@code maxWait}, before it is served.
+	 * @throws IllegalArgumentException if {@code bytes} is not positive or {@code maxWait} negative
+	 * @throws IllegalStateException if the pool is closed
+	 */
+	private void checkRequest(String what, long bytes, Duration maxWait) {
+		if (bytes <= 0) {
+			throw new IllegalArgumentException(what + " size must be positive: " + bytes);
+		}
+		if (maxWait.isNegative()) {
+			throw new IllegalArgumentException("the wait for a " + what + " must not be negative: " + maxWait);
+		}
+		checkOpen();
+		this.health.checkAcquire();
 	}
 
 	void checkOpen() {

@@ -179,9 +179,9 @@ final class Upkeep {
 
 	/**
 	 * Whether the work before {@code event} has completed, or will never run: its device failed for good, and
-	 * the block goes back to a pool that lends nothing more.
+	 * what waited for it goes back to a pool that lends nothing more.
 	 */
-	private static boolean settled(GpuEvent event) {
+	static boolean settled(GpuEvent event) {
 		try {
 			return event.isComplete();
 		}

@@ -6,8 +6,10 @@ import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongFunction;
 
 import io.gpumem.memory.ElementType;
+import io.gpumem.pool.MemoryClaim;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PooledBuffer;
 
@@ -27,7 +29,8 @@ public final class MemoryScope implements AutoCloseable {
 
 	private final String name;
 
-	private final MemoryPool pool;
+	/** Where the scope's buffers come from: a pool, or a claim on one. */
+	private final LongFunction<PooledBuffer> source;
 
 	private final Set<ScopedBuffer> open;
 
@@ -41,15 +44,20 @@ public final class MemoryScope implements AutoCloseable {
 
 	private volatile boolean closed;
 
-	private MemoryScope(String name, MemoryPool pool, int expectedAllocations) {
+	private MemoryScope(String name, LongFunction<PooledBuffer> source, int expectedAllocations) {
 		this.name = Objects.requireNonNull(name, "name");
-		this.pool = Objects.requireNonNull(pool, "pool");
+		this.source = source;
 		this.open = ConcurrentHashMap.newKeySet(Math.max(16, expectedAllocations));
 	}
 
 	/** An empty scope over {@code pool}. */
 	public static MemoryScope open(String name, MemoryPool pool) {
-		return new MemoryScope(name, pool, 16);
+		return new MemoryScope(name, Objects.requireNonNull(pool, "pool")::acquire, 16);
+	}
+
+	/** An empty scope whose buffers are drawn from {@code claim} ({@link MemoryClaim#acquire}). */
+	public static MemoryScope open(String name, MemoryClaim claim) {
+		return new MemoryScope(name, Objects.requireNonNull(claim, "claim")::acquire, 16);
 	}
 
 	/** A builder for a scope that knows its workload in advance. */
@@ -67,7 +75,7 @@ public final class MemoryScope implements AutoCloseable {
 	 * @throws IllegalStateException if the scope is closed
 	 */
 	public ScopedBuffer allocate(long bytes) {
-		return track(this.pool.acquire(bytes), null);
+		return track(this.source.apply(bytes), null);
 	}
 
 	/**
@@ -79,7 +87,7 @@ public final class MemoryScope implements AutoCloseable {
 		if (count <= 0) {
 			throw new IllegalArgumentException("element count must be positive: " + count);
 		}
-		ScopedBuffer buffer = track(this.pool.acquire(type.byteSize(count)), type);
+		ScopedBuffer buffer = track(this.source.apply(type.byteSize(count)), type);
 		this.typedAllocations.incrementAndGet();
 		return buffer;
 	}
@@ -178,7 +186,7 @@ public final class MemoryScope implements AutoCloseable {
 			finally {
 				warm.forEach(PooledBuffer::close);
 			}
-			return new MemoryScope(this.name, this.pool, this.expectedAllocations);
+			return new MemoryScope(this.name, this.pool::acquire, this.expectedAllocations);
 		}
 
 	}

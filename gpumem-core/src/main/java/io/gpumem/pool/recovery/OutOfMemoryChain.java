@@ -23,13 +23,15 @@ public final class OutOfMemoryChain<B> {
 	private final LeakCollection collection;
 
 	/**
-	 * A chain for pool {@code pool}, freeing memory for at most {@code retries} tries after the first.
+	 * A chain for pool {@code pool}, freeing memory for at most {@code retries} tries after the first, whose waits
+	 * tell one of the threads of {@code holdings} to give way where all of them wait ({@code null}: none is told).
 	 */
-	public OutOfMemoryChain(String pool, MemorySource source, RecoveryCounters counters, int retries) {
+	public OutOfMemoryChain(String pool, MemorySource source, RecoveryCounters counters, int retries,
+			Holdings holdings) {
 		this.source = source;
 		this.counters = counters;
 		this.retries = retries;
-		this.waiters = new MemoryWaiters(counters);
+		this.waiters = new MemoryWaiters(counters, holdings, new Deadlocks(pool, counters));
 		this.collection = new LeakCollection(pool, source, counters);
 	}
 
@@ -57,11 +59,23 @@ public final class OutOfMemoryChain<B> {
 			this.collection.served();
 			return block;
 		}
+		if (refusal.gaveWay()) {
+			throw this.source.refuse(refusal);
+		}
 		block = afterCollection(request, refusal);
 		if (block == null) {
 			throw this.source.refuse(refusal);
 		}
 		return block;
+	}
+
+	/**
+	 * The failure of a request of {@code bytes} that no memory given back could serve (larger than the device or the
+	 * budget), as the source {@linkplain MemorySource#refuse refuses} it, counted and told; null for one within reach.
+	 */
+	public GpuOutOfMemoryException refuseBeyondReach(long bytes) {
+		Refusal refusal = new Refusal(bytes, this.source.beyondReach(bytes));
+		return refusal.hopeless() ? this.source.refuse(refusal) : null;
 	}
 
 	/** Wakes the first request in line, if any: memory came back. */
@@ -126,13 +140,13 @@ public final class OutOfMemoryChain<B> {
 			return null;
 		}
 		long start = System.nanoTime();
-		B block = this.waiters.await(waitNanos, (freeing) -> {
+		B block = this.waiters.await(waitNanos, refusal, (freeing) -> {
 			B returned = request.returned();
 			return (returned != null) ? returned
 					: freeing ? retried(request, refusal) : allocate(request, refusal);
 		});
 		refusal.waited(System.nanoTime() - start);
-		return (block != null || refusal.tried()) ? block : retried(request, refusal);
+		return (block != null || refusal.tried() || refusal.gaveWay()) ? block : retried(request, refusal);
 	}
 
 	/**

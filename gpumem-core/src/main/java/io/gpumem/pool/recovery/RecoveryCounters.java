@@ -15,6 +15,9 @@ public interface RecoveryCounters {
 	/** Counts an acquire about to fail that asked the garbage collector for buffers dropped without close. */
 	void countGcRequest();
 
+	/** Counts an acquire told to give way, where every thread holding memory of the pool waited for more. */
+	void countGiveWay();
+
 	/** Counts an allocation that failed otherwise than for want of memory. */
 	void countAllocationFailure();
 

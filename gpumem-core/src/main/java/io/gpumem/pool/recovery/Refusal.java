@@ -13,6 +13,9 @@ public final class Refusal {
 
 	private long waitedNanos = -1;
 
+	/** The bytes the thread held when told to give way, or -1 where it was not. */
+	private long gaveWay = -1;
+
 	Refusal(long bytes, GpuOutOfMemoryException beyondReach) {
 		this.bytes = bytes;
 		this.beyondReach = beyondReach != null;
@@ -39,6 +42,16 @@ public final class Refusal {
 		return this.beyondReach || (this.last != null && this.last.diagnostic().exceedsCapacity());
 	}
 
+	/** Whether the request was told to give way: every thread holding memory of the pool waited for more. */
+	public boolean gaveWay() {
+		return this.gaveWay >= 0;
+	}
+
+	/** The bytes the thread held when it was told to give way, or -1 where it was not. */
+	public long heldWhenToldToGiveWay() {
+		return this.gaveWay;
+	}
+
 	/** Whether the allocator was asked at all. */
 	boolean tried() {
 		return this.last != null;
@@ -46,6 +59,10 @@ public final class Refusal {
 
 	void refusedBy(GpuOutOfMemoryException refusal) {
 		this.last = refusal;
+	}
+
+	void gaveWay(long heldBytes) {
+		this.gaveWay = Math.max(0, heldBytes);
 	}
 
 	void waited(long nanos) {

@@ -28,7 +28,8 @@ class OutOfMemoryChainTest {
 
 	private final Source source = new Source();
 
-	private final OutOfMemoryChain<String> chain = new OutOfMemoryChain<>("test", this.source, new Counters(), 2);
+	private final OutOfMemoryChain<String> chain = new OutOfMemoryChain<>("test", this.source, new Counters(), 2,
+			new Holdings());
 
 	@Test
 	void theAllocatorServesFirst() {
@@ -222,6 +223,10 @@ class OutOfMemoryChainTest {
 
 		@Override
 		public void countGcRequest() {
+		}
+
+		@Override
+		public void countGiveWay() {
 		}
 
 		@Override

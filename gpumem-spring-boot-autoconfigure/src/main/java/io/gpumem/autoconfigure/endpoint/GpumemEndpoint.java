@@ -206,13 +206,13 @@ public class GpumemEndpoint {
 
 	/** One pool's figures. */
 	public record PoolSummary(MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
-			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
-			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers) {
+			long cachedBuffers, long reservedBytes, long peakReservedBytes, long claimedBytes, long requests, long hits,
+			long misses, double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers) {
 
 		static PoolSummary of(PoolStatistics s) {
 			return new PoolSummary(s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(), s.cachedBuffers(),
-					s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(), s.hitRate(),
-					s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers());
+					s.reservedBytes(), s.peakReservedBytes(), s.claimedBytes(), s.requests(), s.hits(), s.misses(),
+					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers());
 		}
 
 	}
@@ -224,14 +224,14 @@ public class GpumemEndpoint {
 	public record PoolDetail(String name, MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
 			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
 			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers,
-			List<SizeClassStatistics> sizeClasses, PoolStatistics.AboveTopClass aboveTopClass,
-			SegmentsDescriptor segments) implements OperationResponseBody {
+			PoolStatistics.Waits memoryWaits, PoolStatistics.Claims claims, List<SizeClassStatistics> sizeClasses,
+			PoolStatistics.AboveTopClass aboveTopClass, SegmentsDescriptor segments) implements OperationResponseBody {
 
 		static PoolDetail of(PoolStatistics s) {
 			return new PoolDetail(s.name(), s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(),
 					s.cachedBuffers(), s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
 					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers(),
-					s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()));
+					s.memoryWaits(), s.claims(), s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()));
 		}
 
 	}

@@ -1,5 +1,6 @@
 package io.gpumem.autoconfigure.endpoint;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Consumer;
@@ -15,6 +16,7 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.gpumem.pool.MemoryClaim;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassStatistics;
@@ -336,6 +338,50 @@ class GpumemEndpointHttpTest {
 				"gpumem.device.memory", "gpumem.pressure.level", "gpumem.allocation.failures" }) {
 			this.client.get().uri("/actuator/metrics/" + meter).exchange().expectStatus().isOk();
 		}
+	}
+
+	@Test
+	void anOpenClaimShowsInThePoolsFiguresItsSnapshotAndItsMeter() {
+		try (MemoryClaim claim = this.devicePool.claim(24L << 20, Duration.ZERO);
+				PooledBuffer lent = claim.acquire(4L << 20)) {
+			this.client.get()
+				.uri("/actuator/gpumem")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.pools.device.claimedBytes").isEqualTo(24L << 20);
+			this.client.get()
+				.uri("/actuator/gpumem/device")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.claims.claimedBytes").isEqualTo(24L << 20)
+				.jsonPath("$.claims.lentBytes").isEqualTo(4L << 20)
+				.jsonPath("$.claims.open").isEqualTo(1)
+				.jsonPath("$.claims.admitted").value(is(this.devicePool.statistics().claims().admitted()));
+			this.client.get()
+				.uri("/actuator/gpumem/device/snapshot")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.claimedBytes").isEqualTo(24L << 20);
+			this.client.get()
+				.uri("/actuator/metrics/gpumem.pool.claimed?tag=pool:device")
+				.exchange()
+				.expectStatus()
+				.isOk()
+				.expectBody()
+				.jsonPath("$.baseUnit").isEqualTo("bytes")
+				.jsonPath("$.measurements[0].value").isEqualTo(24L << 20);
+		}
+		this.client.get()
+			.uri("/actuator/metrics/gpumem.pool.claimed?tag=pool:device")
+			.exchange()
+			.expectBody()
+			.jsonPath("$.measurements[0].value").isEqualTo(0);
 	}
 
 	@Test

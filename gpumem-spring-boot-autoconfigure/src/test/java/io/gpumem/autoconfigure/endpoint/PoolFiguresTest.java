@@ -41,23 +41,45 @@ class PoolFiguresTest {
 			pool.acquire(4096).close();
 			real = pool.statistics();
 		}
-		RecordComponent[] components = PoolStatistics.class.getRecordComponents();
+		return differing(PoolStatistics.class, real, 1000);
+	}
+
+	/**
+	 * {@code real} with each number replaced by {@code base} plus its place, and each record of numbers alone (the
+	 * waits, the claims) likewise from a base of its own.
+	 */
+	private static <R extends Record> R differing(Class<R> type, R real, long base) throws Exception {
+		RecordComponent[] components = type.getRecordComponents();
 		Object[] values = new Object[components.length];
 		for (int i = 0; i < components.length; i++) {
-			Class<?> type = components[i].getType();
-			values[i] = (type == long.class) ? 1000L + i
-					: (type == double.class) ? 0.5 + i : components[i].getAccessor().invoke(real);
+			Class<?> component = components[i].getType();
+			Object value = components[i].getAccessor().invoke(real);
+			values[i] = (component == long.class) ? base + i
+					: (component == double.class) ? 0.5 + base + i
+					: (value instanceof Record record && numbersAlone(record)) ? differing(recordType(record), record,
+							base + 100L * (i + 1))
+					: value;
 		}
-		Constructor<PoolStatistics> canonical = PoolStatistics.class.getDeclaredConstructor(
+		Constructor<R> canonical = type.getDeclaredConstructor(
 				Arrays.stream(components).map(RecordComponent::getType).toArray(Class<?>[]::new));
 		return canonical.newInstance(values);
 	}
 
-	/** Every number of {@code answer} is the figure of {@code statistics} of the same name. */
+	@SuppressWarnings("unchecked")
+	private static <R extends Record> Class<R> recordType(R record) {
+		return (Class<R>) record.getClass();
+	}
+
+	private static boolean numbersAlone(Record record) {
+		return Arrays.stream(record.getClass().getRecordComponents()).allMatch((c) -> c.getType() == long.class);
+	}
+
+	/** Every number, and record of numbers, of {@code answer} is the figure of {@code statistics} of the same name. */
 	private static void assertSameFigures(Record answer, PoolStatistics statistics) throws Exception {
 		for (RecordComponent component : answer.getClass().getRecordComponents()) {
-			if (component.getType().isPrimitive()) {
-				assertThat(component.getAccessor().invoke(answer)).as(component.getName())
+			Object value = component.getAccessor().invoke(answer);
+			if (component.getType().isPrimitive() || (value instanceof Record record && numbersAlone(record))) {
+				assertThat(value).as(component.getName())
 					.isEqualTo(PoolStatistics.class.getMethod(component.getName()).invoke(statistics));
 			}
 		}
