@@ -23,8 +23,8 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * An add too large for a 96 MB device answers 503 naming the sample's code that holds the memory and the
- * largest free block, and the report is written to {@code gpumem.history.oom-dump-dir}.
+ * An add too large for the budget of a 96 MB device answers 503 at once, as its claim of the device memory is refused
+ * before it touches the device, naming the budget, and the report is written to {@code gpumem.history.oom-dump-dir}.
  */
 @SpringBootTest(webEnvironment = SpringBootTest.WebEnvironment.RANDOM_PORT,
 		properties = { "gpumem.backend=host", "gpumem.host.capacity=96MB", "gpumem.memory-fraction=0.3",
@@ -44,7 +44,7 @@ class OutOfMemoryReportHttpTest {
 	}
 
 	@Test
-	void theAnswerAndTheDumpNameTheSamplesCodeAsTheHolder() throws IOException {
+	void theAnswerAndTheDumpNameTheRequestAndTheBudget() throws IOException {
 		float[] large = new float[4 << 20];
 		this.client.post()
 			.uri("/api/vectors/add")
@@ -55,9 +55,8 @@ class OutOfMemoryReportHttpTest {
 			.isEqualTo(503)
 			.expectBody()
 			.jsonPath("$.error")
-			.value((String error) -> assertThat(error).contains("The largest holders: ", "MiB in ",
-					"acquired at ", "io.gpumem.sample.vectors.VectorService.elementWise(VectorService.java:")
-				.containsPattern("The pool's largest free block is [0-9.]+ [KM]?i?B\\."));
+			.value((String error) -> assertThat(error).startsWith("Out of DEVICE memory: tried to allocate 48.00 MiB.")
+				.contains("Its limit is 28.80 MiB.", "larger than the budget, refused at once"));
 		List<Path> files;
 		try (Stream<Path> listed = Files.list(dumps)) {
 			files = listed.toList();
@@ -65,9 +64,8 @@ class OutOfMemoryReportHttpTest {
 		assertThat(files).singleElement().satisfies((dump) -> {
 			DocumentContext written = JsonPath.parse(dump.toFile());
 			assertThat(written.read("$.pool", String.class)).isEqualTo("device");
-			List<String> frames = written.read("$.failure.holders[*].frames[*]");
-			assertThat(frames).anyMatch(
-					(frame) -> frame.startsWith("io.gpumem.sample.vectors.VectorService.elementWise(VectorService.java:"));
+			assertThat(written.read("$.failure.requestedBytes", Long.class)).isEqualTo(48L << 20);
+			assertThat(written.read("$.failure.holders", List.class)).as("nothing was taken for the request").isEmpty();
 		});
 	}
 

@@ -6,6 +6,7 @@ import java.util.List;
 import org.springframework.stereotype.Service;
 
 import io.gpumem.admission.GpuAdmission;
+import io.gpumem.pool.MemoryClaim;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
@@ -25,9 +26,10 @@ import io.gpumem.transfer.TransferPart;
  * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly. All device
  * work is on the request's stream, which closes (waiting for it) before the buffers go back.
  * <p>
- * A request reserves the heap its graph takes before building it, runs under an admission permit, and
- * checks its deadline between iterations, waiting for the device every {@value #SYNC_EVERY} iterations so
- * that a stopped request has little work queued: its memory goes back within a few iterations.
+ * A request claims the device memory of its six buffers and reserves the heap its graph takes before building it,
+ * runs under an admission permit, and checks its deadline between iterations, waiting for the device every
+ * {@value #SYNC_EVERY} iterations so that a stopped request has little work queued: its memory goes back within a
+ * few iterations.
  */
 @Service
 @ConditionalOnGpumem
@@ -70,8 +72,9 @@ public class PageRankService {
 			}
 		}
 		checkIterations(iterations, damping);
-		try (HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(count, from.length))) {
-			return rank(Graph.of((int) count, from, to), iterations, damping, deadline);
+		try (MemoryClaim claim = claim(count, from.length, deadline);
+				HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(count, from.length))) {
+			return rank(Graph.of((int) count, from, to), claim, iterations, damping, deadline);
 		}
 	}
 
@@ -86,8 +89,9 @@ public class PageRankService {
 		long edges = (long) nodes * edgesPerNode;
 		this.compute.limits().checkSize("edges", edges);
 		checkIterations(iterations, damping);
-		try (HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(nodes, edges))) {
-			return rank(Graph.generate(nodes, edgesPerNode, seed), iterations, damping, deadline);
+		try (MemoryClaim claim = claim(nodes, edges, deadline);
+				HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(nodes, edges))) {
+			return rank(Graph.generate(nodes, edgesPerNode, seed), claim, iterations, damping, deadline);
 		}
 	}
 
@@ -101,13 +105,22 @@ public class PageRankService {
 		}
 	}
 
-	private float[] rank(Graph graph, int iterations, float damping, Deadline deadline) {
+	/**
+	 * The device memory of the six buffers of a graph of {@code nodes} and {@code edges}, claimed before the graph is
+	 * built, so that a request the device cannot take in time costs no more than its body.
+	 */
+	private MemoryClaim claim(long nodes, long edges, Deadline deadline) {
+		long vector = 4L * nodes;
+		return this.compute.claim(deadline, vector, vector, vector, vector, vector + 4, 4L * Math.max(1, edges));
+	}
+
+	private float[] rank(Graph graph, MemoryClaim claim, int iterations, float damping, Deadline deadline) {
 		deadline.check();
 		int n = graph.nodes();
 		float[] ranks = new float[n];
 		Arrays.fill(ranks, 1f / n);
 		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
-				MemoryScope scope = MemoryScope.open("pagerank", this.compute.devicePool());
+				MemoryScope scope = MemoryScope.open("pagerank", claim);
 				GpuStream stream = this.compute.backend().createStream();
 				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM, stream);
 				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
