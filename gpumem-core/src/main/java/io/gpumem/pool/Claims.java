@@ -50,15 +50,18 @@ final class Claims {
 	/** Claims closed after stream work still to run; guarded by {@link #lock}. */
 	private final List<Pending> pending = new ArrayList<>();
 
-	/** Bytes of the open claims, and how many they are; guarded by {@link #lock}. */
-	private long claimed;
+	/**
+	 * Bytes of the open claims, and how many they are; written under {@link #lock}, read without it by
+	 * {@link #statistics()}, as are the counts below.
+	 */
+	private volatile long claimed;
 
-	private int open;
+	private volatile int open;
 
 	/** The mean time a claim was held, in nanoseconds, 0 before the first close; guarded by {@link #lock}. */
 	private double meanHoldNanos;
 
-	private long admitted, waits, timeouts, refusals, waitNanos;
+	private volatile long admitted, waits, timeouts, refusals, waitNanos;
 
 	/** Bytes of blocks lent from open claims. */
 	private final AtomicLong lentInClaims = new AtomicLong();
@@ -159,16 +162,13 @@ final class Claims {
 		}
 	}
 
+	/**
+	 * The admission's figures, read without the lock a claim takes and changing nothing, as the pool's statistics:
+	 * exact when no claim is being admitted or closed, a recent value otherwise.
+	 */
 	PoolStatistics.Claims statistics() {
-		this.lock.lock();
-		try {
-			settlePending();
-			return new PoolStatistics.Claims(this.claimed, Math.max(0, this.lentInClaims.get()), this.open,
-					this.line.size(), this.admitted, this.waits, this.timeouts, this.refusals, this.waitNanos);
-		}
-		finally {
-			this.lock.unlock();
-		}
+		return new PoolStatistics.Claims(this.claimed, Math.max(0, this.lentInClaims.get()), this.open, this.waiting,
+				this.admitted, this.waits, this.timeouts, this.refusals, this.waitNanos);
 	}
 
 	private MemoryClaim awaitTurn(StratifiedMemoryPool owner, long bytes, Duration maxWait) {
