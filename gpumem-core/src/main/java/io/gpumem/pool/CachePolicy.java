@@ -51,8 +51,8 @@ final class CachePolicy {
 	}
 
 	/**
-	 * Whether closed blocks of the class ({@link Block#ABOVE_TOP_CLASS}: never) stay cached in the free lists rather than
-	 * going back to the arena.
+	 * Whether closed blocks of the class ({@link Block#ABOVE_TOP_CLASS}: never) stay cached in the free lists' stacks
+	 * rather than going back to the arena, but for a stripe's last block ({@link FreeLists}).
 	 */
 	boolean front(int classIndex) {
 		return classIndex != Block.ABOVE_TOP_CLASS && this.front[classIndex];

@@ -11,8 +11,10 @@ import io.gpumem.pool.arena.Tier;
 
 /**
  * The front tier: a pool's cached blocks of the classes up to {@link PoolConfig#FREE_LISTS_LIMIT}, a stack per class,
- * striped so that request threads rarely meet on a lock. A thread takes from the stripe of its own
- * ({@link ThreadState}) first and from the others before a miss, and a block goes back to the stripe of the
+ * and on each stripe whose requests repeat their sizes the last block returned of a larger class that shares its
+ * segment step ({@link Arena#sharesStep}), for the next request of its exact size without the arena's lock (a service
+ * whose requests repeat their shapes), striped so that request threads rarely meet on a lock. A thread takes from the
+ * stripe of its own ({@link ThreadState}) first and from the others before a miss, and a block goes back to the stripe of the
  * thread that took it. Every request and every returned block is counted here, on the stripe it meets, under
  * the lock it takes anyway; a block the front does not keep goes on to the arena, or above the top class to
  * the large blocks, and so do those a stripe's sweep finds idle ({@link CachePolicy#sweepReturns}). Every cached
@@ -25,9 +27,10 @@ final class FreeLists implements Tier {
 
 	private final int mask;
 
-	private final int classes;
+	/** How many classes, the smallest, keep their blocks in stacks; a larger class's last returned is kept alone. */
+	private final int frontClasses;
 
-	/** Per class, the size of its blocks: every cached block of a class has its class's span. */
+	/** Per class kept in stacks, the size of its blocks: every such block has its class's span. */
 	private final long[] blockBytes;
 
 	private final Arena arena;
@@ -36,15 +39,16 @@ final class FreeLists implements Tier {
 
 	FreeLists(SizeClassLadder ladder, CachePolicy policy, int stripes, PoolCounters counters, Arena arena,
 			LargeBlocks large) {
-		this.classes = ladder.count();
-		this.blockBytes = new long[this.classes];
-		for (int c = 0; c < this.classes; c++) {
+		int classes = ladder.count();
+		this.frontClasses = policy.frontClasses();
+		this.blockBytes = new long[this.frontClasses];
+		for (int c = 0; c < this.frontClasses; c++) {
 			this.blockBytes[c] = Arena.spanSize(ladder.size(c));
 		}
 		this.stripes = new Stripe[stripes];
 		int sweepReturns = CachePolicy.sweepReturns(stripes);
 		for (int i = 0; i < stripes; i++) {
-			this.stripes[i] = new Stripe(this.classes, policy.frontClasses(), counters.cell(i), sweepReturns);
+			this.stripes[i] = new Stripe(classes, this.frontClasses, counters.cell(i), sweepReturns);
 		}
 		this.mask = stripes - 1;
 		this.arena = arena;
@@ -70,6 +74,33 @@ final class FreeLists implements Tier {
 	}
 
 	/**
+	 * The hit path above the free lists' classes: counts a request of {@code bytes} of the class on stripe {@code home}
+	 * and takes the stripe's last returned block ({@link Stripe#keepLast}) where it is of the class and spans exactly
+	 * {@code size}; null otherwise, where a last block of another size goes back to the arena, so that it may serve
+	 * this request.
+	 */
+	Block hitLast(int classIndex, long bytes, long size, int home) {
+		Stripe stripe = this.stripes[home & this.mask];
+		Block last;
+		long stamp;
+		stripe.lockHome();
+		try {
+			stripe.counts.request(classIndex, bytes);
+			stripe.requested(size);
+			stamp = stripe.lastStamp();
+			last = stripe.takeLast();
+		}
+		finally {
+			stripe.unlock();
+		}
+		if (last == null || (last.classIndex == classIndex && last.size == size)) {
+			return last;
+		}
+		this.arena.giveBack(last, home, stamp, false);
+		return null;
+	}
+
+	/**
 	 * Counts a request of a class not cached here, or above the top class ({@link Block#ABOVE_TOP_CLASS}), on stripe
 	 * {@code home}.
 	 */
@@ -92,27 +123,76 @@ final class FreeLists implements Tier {
 
 	/**
 	 * Counts the return of any block on stripe {@code home} (that of the thread that took it), and caches a
-	 * class's block there, stamped, where {@code cache} allows and the lists are open, leaving any other to
-	 * {@link Tiers#giveBack}; the blocks the stripe's sweep takes out, if this return is its turn, go to the arena.
+	 * class's block there, stamped, where {@code cache} allows and the lists are open, as the last returned above
+	 * the free lists' classes where it is larger and the stripe's requests repeat ({@link Stripe#repeats}), leaving
+	 * any other to {@link Tiers#giveBack}; the block it replaces there, and those the stripe's sweep takes out if this
+	 * return is its turn, go to the arena.
 	 */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
 		Stripe stripe = this.stripes[home & this.mask];
 		boolean kept;
+		Block replaced = null;
+		long replacedStamp = 0;
 		List<Stripe.Idle> idle;
 		stripe.lock();
 		try {
 			stripe.counts.returned(block.classIndex);
-			kept = cache && block.classIndex != Block.ABOVE_TOP_CLASS && stripe.push(block, stamp);
+			if (!cache || block.classIndex == Block.ABOVE_TOP_CLASS) {
+				kept = false;
+			}
+			else if (block.classIndex < this.frontClasses) {
+				kept = stripe.push(block, stamp);
+			}
+			else if (stripe.repeats(block.size) && this.arena.sharesStep(block.size)) {
+				replacedStamp = stripe.lastStamp();
+				replaced = stripe.keepLast(block, stamp);
+				kept = replaced != block;
+			}
+			else {
+				kept = false;
+			}
 			idle = stripe.returned();
 		}
 		finally {
 			stripe.unlock();
 		}
+		if (kept && replaced != null) {
+			this.arena.giveBack(replaced, home, replacedStamp, false);
+		}
 		if (idle != null) {
 			idle.forEach((swept) -> this.arena.giveBack(swept.block(), home, swept.stamp(), false));
 		}
 		return kept;
+	}
+
+	/**
+	 * Gives every stripe's last block above the free lists' classes ({@link Stripe#keepLast}) back to the arena.
+	 * @return whether there was any
+	 */
+	boolean giveBackLast() {
+		boolean any = false;
+		for (int i = 0; i < this.stripes.length; i++) {
+			Stripe stripe = this.stripes[i];
+			if (stripe.last() == null) {
+				continue;
+			}
+			Block kept;
+			long stamp;
+			stripe.lock();
+			try {
+				stamp = stripe.lastStamp();
+				kept = stripe.takeLast();
+			}
+			finally {
+				stripe.unlock();
+			}
+			if (kept != null) {
+				this.arena.giveBack(kept, i, stamp, false);
+				any = true;
+			}
+		}
+		return any;
 	}
 
 	/** Counts the return of a block that does not come back through the free lists, on stripe {@code home}. */
@@ -142,7 +222,8 @@ final class FreeLists implements Tier {
 	/**
 	 * Gives the least recently cached blocks back to the arena, in passes until the arena has given back
 	 * {@code bytes} of whole segments (a block freed beside one still lent frees no segment): each pass finds
-	 * the stamp below which the oldest blocks cover what is left, and takes them from the bottoms of the stacks.
+	 * the stamp below which the oldest blocks cover what is left, and takes them from the bottoms of the stacks and
+	 * the stripes' last blocks.
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
@@ -165,10 +246,17 @@ final class FreeLists implements Tier {
 
 	@Override
 	public void addCached(long[] buffers, long[] bytes) {
-		for (int c = 0; c < this.classes; c++) {
+		for (int c = 0; c < this.frontClasses; c++) {
 			long cached = cachedBuffers(c);
 			buffers[c] += cached;
 			bytes[c] += cached * this.blockBytes[c];
+		}
+		for (Stripe stripe : this.stripes) {
+			Block last = stripe.last();
+			if (last != null) {
+				buffers[last.classIndex]++;
+				bytes[last.classIndex] += last.size;
+			}
 		}
 	}
 
@@ -201,7 +289,7 @@ final class FreeLists implements Tier {
 		this.arena.giveBackAll(blocks, 0, Long.MAX_VALUE);
 	}
 
-	/** Buffers cached in a class, with the exactness of {@link #cachedBytes()}. */
+	/** Buffers cached in a class's stacks, with the exactness of {@link #cachedBytes()}. */
 	long cachedBuffers(int classIndex) {
 		return sum((stripe) -> stripe.cached(classIndex));
 	}
@@ -265,12 +353,17 @@ final class FreeLists implements Tier {
 		for (Stripe stripe : this.stripes) {
 			stripe.lock();
 			try {
-				for (int c = 0; c < this.classes && budget > 0; c++) {
+				for (int c = 0; c < this.frontClasses && budget > 0; c++) {
 					while (budget > 0 && stripe.bottomStamp(c) <= last) {
 						Block bottom = stripe.removeBottom(c);
 						removed.add(bottom);
 						budget -= bottom.size;
 					}
+				}
+				if (budget > 0 && stripe.lastStamp() <= last) {
+					Block kept = stripe.takeLast();
+					removed.add(kept);
+					budget -= kept.size;
 				}
 			}
 			finally {

@@ -152,14 +152,14 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		int home = thread.stripe;
 		long recorded = this.leaks.begin(bytes);
 		Block block = this.tiers.hit(classIndex, bytes, home);
-		if (block != null) {
-			return this.leaks.lend(this, block, bytes, thread, home, false, recorded);
-		}
-		long size = this.tiers.blockSize(classIndex, bytes);
-		block = this.tiers.cached(classIndex, size, home, this.upkeep.giveBackLate());
-		boolean allocated = block == null;
-		if (allocated) {
-			block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
+		boolean allocated = false;
+		if (block == null) {
+			long size = this.tiers.blockSize(classIndex, bytes);
+			block = this.tiers.cached(classIndex, size, home, this.upkeep.giveBackLate());
+			allocated = block == null;
+			if (allocated) {
+				block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
+			}
 		}
 		PooledBuffer buffer = this.leaks.lend(this, block, bytes, thread, home, allocated, recorded);
 		if (this.holdings != null && bytes > PoolConfig.FREE_LISTS_LIMIT) {

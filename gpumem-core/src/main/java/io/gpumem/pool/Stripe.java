@@ -12,8 +12,9 @@ import io.gpumem.pool.arena.ReservedBlocks;
 
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
- * pushed, per class the fewest blocks it held since the last sweep, and the pool's counts of the requests and returns made
- * on it ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it
+ * pushed, per class the fewest blocks it held since the last sweep, the last block returned of a class above the
+ * free lists' ({@link #keepLast}), and the pool's counts of the requests and returns made on it
+ * ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it
  * writes nothing into the blocks, which two threads may hold side by side in memory; statistics read the counts
  * and sizes without the lock, as recent values.
  * <p>
@@ -113,6 +114,60 @@ final class Stripe extends StripeState {
 		return true;
 	}
 
+	/**
+	 * Keeps {@code block}, of a class above the free lists', as the stripe's last returned, stamped, for the next
+	 * request of its exact size ({@link #takeLast}); answers the block it replaces, or {@code block} itself once
+	 * closed, for the arena.
+	 */
+	Block keepLast(Block block, long stamp) {
+		if (this.closed) {
+			return block;
+		}
+		Block replaced = takeLast();
+		this.last = block;
+		this.lastStamp = stamp;
+		this.cachedBytes += block.size;
+		return replaced;
+	}
+
+	/**
+	 * Notes a request of {@code size} bytes of a class above the free lists': it repeats the stripe's requests where it
+	 * asks for the size last returned, which a last block kept would have served.
+	 */
+	void requested(long size) {
+		this.repeating = size == this.returnedSize;
+	}
+
+	/**
+	 * Notes the return of a block of {@code size} bytes of a class above the free lists', and answers whether to keep it
+	 * as the last: whether the stripe's last such request asked for the size returned before it. Where sizes do not
+	 * repeat (the service workload's), nothing is kept to lie idle while other sizes are cut around it.
+	 */
+	boolean repeats(long size) {
+		this.returnedSize = size;
+		return this.repeating;
+	}
+
+	/** Takes the last returned block above the free lists' classes, or returns null. */
+	Block takeLast() {
+		Block kept = this.last;
+		if (kept != null) {
+			this.last = null;
+			this.cachedBytes -= kept.size;
+		}
+		return kept;
+	}
+
+	/** The last returned block above the free lists' classes, read without the lock: a recent value. */
+	Block last() {
+		return this.last;
+	}
+
+	/** When the last returned block above the free lists' classes was returned, or {@link Long#MAX_VALUE}. */
+	long lastStamp() {
+		return (this.last != null) ? this.lastStamp : Long.MAX_VALUE;
+	}
+
 	/** Pops the most recently pushed block of a class, or returns null. */
 	Block pop(int classIndex) {
 		int size = this.sizes[PAD + classIndex];
@@ -193,6 +248,9 @@ final class Stripe extends StripeState {
 				}
 			}
 		}
+		if (lastStamp() <= cutoff) {
+			stamps.add(new long[] { this.lastStamp, this.last.size });
+		}
 	}
 
 	/** Hands each cached block to {@code cached} with its stamp; under the stripe's lock. */
@@ -203,6 +261,9 @@ final class Stripe extends StripeState {
 				cached.accept(this.stacks[c][slot], this.stamps[c][slot]);
 			}
 		}
+		if (this.last != null) {
+			cached.accept(this.last, this.lastStamp);
+		}
 	}
 
 	/** Takes every cached block into {@code blocks} and takes no more. */
@@ -212,6 +273,10 @@ final class Stripe extends StripeState {
 			for (Block block = pop(c); block != null; block = pop(c)) {
 				blocks.add(block);
 			}
+		}
+		Block kept = takeLast();
+		if (kept != null) {
+			blocks.add(kept);
 		}
 	}
 
@@ -276,7 +341,19 @@ abstract class StripeState extends Padding {
 	/** Returns on this stripe before the next sweep. */
 	int untilSweep;
 
-	/** Bytes of the blocks in all stacks. */
+	/** The last block returned of a class above the free lists', kept for a request of its exact size, or null. */
+	Block last;
+
+	/** The pool's clock when {@link #last} was returned. */
+	long lastStamp;
+
+	/** The size of the last block returned of a class above the free lists'. */
+	long returnedSize;
+
+	/** Whether the last request of a class above the free lists' asked for {@link #returnedSize}. */
+	boolean repeating;
+
+	/** Bytes of the blocks in all stacks and of {@link #last}. */
 	long cachedBytes;
 
 	/** Set by {@link Stripe#close(List)}: the stripe takes no more blocks. */

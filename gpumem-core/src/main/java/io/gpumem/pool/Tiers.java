@@ -78,11 +78,15 @@ final class Tiers {
 
 	/**
 	 * The hit path: counts the request of {@code bytes} of a class (or {@link Block#ABOVE_TOP_CLASS}) on stripe {@code
-	 * home}, and for a class the free lists keep, takes a cached block of it; null when there is none.
+	 * home}, and takes a cached block of it, for a larger class the stripe's last returned where it is of the
+	 * request's size; null when there is none.
 	 */
 	Block hit(int classIndex, long bytes, int home) {
 		if (this.policy.front(classIndex)) {
 			return this.front.hit(classIndex, bytes, home);
+		}
+		if (classIndex != Block.ABOVE_TOP_CLASS) {
+			return this.front.hitLast(classIndex, bytes, Arena.spanSize(bytes), home);
 		}
 		this.front.countRequest(classIndex, bytes, home);
 		return null;
@@ -96,18 +100,33 @@ final class Tiers {
 	/**
 	 * A block the tiers keep for a request of {@code size} bytes ({@link #blockSize}) that missed the hit path,
 	 * in their order, the class's own free list only when blocks have come back since ({@code returned}); null
-	 * when the allocator must be asked. A class the free lists keep counts its use: its stripe had none of its blocks.
+	 * when the allocator must be asked. Before that, the stripes' last blocks above the free lists' classes go back
+	 * to the arena, so that memory of one size serves another before any is allocated. A class the free lists keep
+	 * counts its use: its stripe had none of its blocks.
 	 */
 	Block cached(int classIndex, long size, int home, boolean returned) {
 		if (!this.policy.front(classIndex)) {
-			return ((classIndex == Block.ABOVE_TOP_CLASS) ? aboveTop() : this.arena).take(classIndex, size, home);
+			return take((classIndex == Block.ABOVE_TOP_CLASS) ? aboveTop() : this.arena, classIndex, size, home);
 		}
 		Block block = returned ? this.front.take(classIndex, size, home) : null;
 		if (block == null && this.policy.upgrades(classIndex)) {
 			block = this.front.take(classIndex + 1, size, home);
 		}
-		block = (block != null) ? block : this.arena.take(classIndex, size, home);
+		block = (block != null) ? block : take(this.arena, classIndex, size, home);
 		this.counters.countUse(classIndex, false);
+		return block;
+	}
+
+	/**
+	 * A block {@code tier} keeps for the request, taken again once the stripes' last blocks went back to the arena
+	 * where they lie in the spans it is cut from.
+	 */
+	private Block take(Tier tier, int classIndex, long size, int home) {
+		Block block = tier.take(classIndex, size, home);
+		if (block == null && tier == this.arena && this.arena.cutBesideLarger(classIndex)
+				&& this.front.giveBackLast()) {
+			block = tier.take(classIndex, size, home);
+		}
 		return block;
 	}
 
@@ -150,15 +169,18 @@ final class Tiers {
 	/**
 	 * Takes a returned block back from stripe {@code home}: kept in the free lists where the policy allows, else given
 	 * to the arena or the large blocks ({@link FreeLists#beneath}); free segments beyond {@code max-cached} go back to
-	 * the allocator.
+	 * the allocator as a block above the free lists' classes comes back.
 	 */
 	void giveBack(Block block, int home) {
 		long stamp = this.clock;
 		boolean cache = mayCache(block);
-		if (this.front.giveBack(block, home, stamp, cache)) {
+		boolean kept = this.front.giveBack(block, home, stamp, cache);
+		if (kept && this.policy.front(block.classIndex)) {
 			return;
 		}
-		this.front.beneath(block).giveBack(block, home, stamp, cache);
+		if (!kept) {
+			this.front.beneath(block).giveBack(block, home, stamp, cache);
+		}
 		if (reservedBytes() > this.policy.maxBytes()) {
 			long excess = this.policy.excess(cachedBytes());
 			if (excess > 0) {
@@ -168,18 +190,15 @@ final class Tiers {
 	}
 
 	/**
-	 * Whether a returned block may be kept: a front class's or one above the top class, with room under the
-	 * caps. Where even every block reserved counted as cached leaves room, nothing cached is counted.
+	 * Whether a returned block may be kept, with room under the caps. Where even every block reserved counted as
+	 * cached leaves room, nothing cached is counted.
 	 */
 	boolean mayCache(Block block) {
 		int classIndex = block.classIndex;
-		boolean classed = classIndex != Block.ABOVE_TOP_CLASS;
-		if (classed && !this.policy.front(classIndex)) {
-			return false;
-		}
-		return this.policy.fits(classIndex, block.size, classed ? this.arena.keptBuffers(classIndex) - 1 : 0,
+		boolean front = this.policy.front(classIndex);
+		return this.policy.fits(classIndex, block.size, front ? this.arena.keptBuffers(classIndex) - 1 : 0,
 				reservedBytes() - block.size)
-				|| this.policy.fits(classIndex, block.size, classed ? this.front.cachedBuffers(classIndex) : 0,
+				|| this.policy.fits(classIndex, block.size, front ? this.front.cachedBuffers(classIndex) : 0,
 						cachedAgainst(classIndex));
 	}
 
@@ -191,8 +210,8 @@ final class Tiers {
 	/**
 	 * The cached bytes {@code max-cached} weighs keeping a block of a class (or {@link Block#ABOVE_TOP_CLASS}) against:
 	 * for a front class, what the free lists and shelves hold, since a block cut from a segment holds its span whether it
-	 * is kept or given back to the arena; for any other, all that is cached, since its block or segment is an allocation
-	 * of its own, which the allocator gets back when it is not kept.
+	 * is kept or given back to the arena; for any other, all that is cached, since its block or segment could go back
+	 * to the allocator when it is not kept.
 	 */
 	private long cachedAgainst(int classIndex) {
 		return this.policy.front(classIndex) ? cachedAboveArena() : cachedBytes();

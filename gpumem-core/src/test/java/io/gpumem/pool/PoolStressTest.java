@@ -35,8 +35,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 /**
  * Many threads acquire, stamp, verify and release buffers of mixed sizes while another trims: no
  * buffer may ever have two owners, and the books must balance to the byte at the end. The sizes span
- * the classes cached in the free lists, those cut from the arena's segments at each request, and
- * requests above the top class.
+ * the classes cached in the free lists, those cut from the arena's segments at each request (half of the
+ * requests repeat one of two such sizes, which the stripes keep as their last blocks), and requests above
+ * the top class.
  */
 class PoolStressTest {
 
@@ -45,6 +46,9 @@ class PoolStressTest {
 	private static final int OPERATIONS_PER_THREAD = 250_000;
 
 	private static final long CAPACITY = 256L << 20;
+
+	/** Sizes above the free lists' classes that half the requests repeat, so that stripes keep their last blocks. */
+	private static final long[] REPEATED = { 300_000, 1_000_000 };
 
 	/**
 	 * The host backend and the CUDA backend on the fake driver, each with segments that are allocations and with
@@ -176,7 +180,8 @@ class PoolStressTest {
 				held[slot].close();
 				held[slot] = null;
 			}
-			long size = 16 + (long) Math.exp(random.nextDouble() * Math.log(1536 * 1024));
+			long size = random.nextBoolean() ? REPEATED[random.nextInt(REPEATED.length)]
+					: 16 + (long) Math.exp(random.nextDouble() * Math.log(1536 * 1024));
 			PooledBuffer buffer;
 			try {
 				buffer = pool.acquire(size);

@@ -108,6 +108,53 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
+	void whereAStripesRequestsRepeatTheirSizeItsLastBlockAboveTheFreeListsServesTheNextOfThatSizeOnly() {
+		StratifiedMemoryPool pool = pool(PoolConfig.builder("test").stripes(1));
+		pool.acquire(300_001).close();
+		assertThat(pool.statistics().cachedBuffers()).as("nothing kept before a size repeats").isZero();
+		PooledBuffer first = pool.acquire(300_001);
+		first.copyFrom(new long[] { 0x5EED });
+		first.close();
+		PoolStatistics kept = pool.statistics();
+		assertThat(kept.sizeClasses()).filteredOn((row) -> row.cachedBuffers() > 0).singleElement()
+			.satisfies((row) -> assertThat(row.cachedBytes()).isEqualTo(300_032));
+		assertThat(kept.cachedBytes()).isEqualTo(PoolConfig.DEFAULT_SEGMENT_BYTES);
+		PooledBuffer sameSize = pool.acquire(300_001);
+		long[] marker = new long[1];
+		sameSize.copyTo(marker);
+		assertThat(marker[0]).isEqualTo(0x5EED);
+		assertThat(pool.statistics().cachedBuffers()).isZero();
+		PooledBuffer otherSize = pool.acquire(300_300);
+		sameSize.close();
+		assertThat(pool.statistics().cachedBuffers()).as("sizes stopped repeating").isZero();
+		otherSize.close();
+		pool.acquire(300_300).close();
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(1);
+		PooledBuffer third = pool.acquire(300_001);
+		assertThat(pool.statistics().cachedBuffers()).as("given back to the request of another size").isZero();
+		third.close();
+		assertThat(pool.statistics().misses()).isEqualTo(1);
+		assertThat(pool.trim(0)).isEqualTo(PoolConfig.DEFAULT_SEGMENT_BYTES);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
+	void aStripeKeepsNoBlockAboveHalfASegmentNorOneBeyondTheByteCap() {
+		StratifiedMemoryPool pool = pool(PoolConfig.builder("test").maxCachedBytes(0));
+		for (int i = 0; i < 3; i++) {
+			pool.acquire(300_001).close();
+		}
+		assertThat(pool.statistics().cachedBuffers()).isZero();
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+		pool.close();
+		pool = pool(PoolConfig.builder("test"));
+		for (int i = 0; i < 3; i++) {
+			pool.acquire(PoolConfig.DEFAULT_SEGMENT_BYTES / 2 + 1).close();
+		}
+		assertThat(pool.statistics().cachedBuffers()).isZero();
+	}
+
+	@Test
 	void requestsAboveTheTopClassAreCachedAndReusedWithinTheMargin() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024));
 		PooledBuffer large = pool.acquire(5000);

@@ -30,9 +30,9 @@ final class SegmentSource {
 	final FreeSpans kept = new FreeSpans();
 
 	/**
-	 * The free spans of every other block, lent and given back: in ranges apart from the kept ones, so that a block
-	 * the free lists keep pins no granule among them (PyTorch's small and large pools, split by lifetime); the same
-	 * spans over allocations.
+	 * The free spans of every other block, lent and given back: in ranges apart from the kept ones, so that the free
+	 * lists' stacks pin no granule among them (PyTorch's small and large pools, split by lifetime); the same spans
+	 * over allocations.
 	 */
 	final FreeSpans others;
 
@@ -61,7 +61,12 @@ final class SegmentSource {
 			long range = Math.min(this.space.maxRangeBytes(), this.allocator.memoryInfo().totalBytes());
 			return Math.max(steps, range / this.step * this.step);
 		}
-		return (spanSize <= this.step / 2) ? this.step : steps;
+		return sharesStep(spanSize) ? this.step : steps;
+	}
+
+	/** Whether a span of {@code spanSize} bytes shares its segment step, a segment or a granule, with others. */
+	boolean sharesStep(long spanSize) {
+		return spanSize <= this.step / 2;
 	}
 
 	/**
