@@ -556,6 +556,22 @@ STUB_EXPORT CUresult CUDAAPI cuDeviceGet(CUdevice *device, int ordinal) {
 	RETURN(result);
 }
 
+STUB_EXPORT CUresult CUDAAPI cuDeviceGetPCIBusId(char *busId, int length, CUdevice device) {
+	ENTER();
+	add(" length=%d device=%d", length, device);
+	CUresult result = ready();
+	if (result == CUDA_SUCCESS) {
+		if (!validDevice(device)) {
+			RETURN(CUDA_ERROR_INVALID_DEVICE);
+		}
+		if (busId == NULL || length <= 0) {
+			RETURN(CUDA_ERROR_INVALID_VALUE);
+		}
+		snprintf(busId, (size_t) length, "0000:%02x:00.0", device + 1);
+	}
+	RETURN(result);
+}
+
 STUB_EXPORT CUresult CUDAAPI cuDeviceGetName(char *name, int length, CUdevice device) {
 	ENTER();
 	add(" length=%d device=%d", length, device);

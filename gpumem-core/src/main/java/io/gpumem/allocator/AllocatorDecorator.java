@@ -64,6 +64,11 @@ public abstract class AllocatorDecorator implements MemoryAllocator {
 	}
 
 	@Override
+	public String limitOrigin() {
+		return this.upstream.limitOrigin();
+	}
+
+	@Override
 	public String describe() {
 		return this.upstream.describe();
 	}

@@ -42,6 +42,13 @@ public final class LimitingAllocator extends AllocatorDecorator {
 		return (upstream >= 0) ? Math.min(upstream, this.budget.limitBytes()) : this.budget.limitBytes();
 	}
 
+	/** The budget's origin, or an upstream allocator's where its limit is the smaller. */
+	@Override
+	public String limitOrigin() {
+		long upstream = super.limitBytes();
+		return (upstream >= 0 && upstream < this.budget.limitBytes()) ? super.limitOrigin() : this.budget.origin();
+	}
+
 	/** Bytes drawn on the budget, through this allocator and those sharing it. */
 	public long allocatedBytes() {
 		return this.budget.usedBytes();
@@ -57,7 +64,8 @@ public final class LimitingAllocator extends AllocatorDecorator {
 		MemoryAllocator.requirePositiveSize(bytes);
 		if (!this.budget.tryDraw(bytes)) {
 			throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(kind(), bytes, memoryInfo(),
-					this.budget.limitBytes(), "limit reached: " + this.budget + " allocated"));
+					this.budget.limitBytes(), "limit reached: " + this.budget + " allocated; the limit is "
+							+ this.budget.origin()));
 		}
 		try {
 			return super.allocate(bytes);

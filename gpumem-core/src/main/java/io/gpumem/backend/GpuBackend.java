@@ -48,6 +48,14 @@ public interface GpuBackend extends AutoCloseable {
 	MemoryInfo memoryInfo();
 
 	/**
+	 * The device's PCI bus id, as in {@code 0000:3b:00.0}, by which the cgroup's device-memory controller names its
+	 * region; empty where the backend knows none, as an emulated device.
+	 */
+	default Optional<String> pciBusId() {
+		return Optional.empty();
+	}
+
+	/**
 	 * Free and total bytes of the device while it works; empty once it has failed for good, when its context
 	 * answers nothing more.
 	 */

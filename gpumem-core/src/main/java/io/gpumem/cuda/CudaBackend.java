@@ -3,6 +3,7 @@ package io.gpumem.cuda;
 import java.util.Arrays;
 import java.util.EnumMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.stream.IntStream;
 
@@ -90,6 +91,12 @@ public final class CudaBackend implements GpuBackend {
 	@Override
 	public String deviceName() {
 		return this.device.name();
+	}
+
+	/** {@inheritDoc} As {@code cuDeviceGetPCIBusId} gives it. */
+	@Override
+	public Optional<String> pciBusId() {
+		return Optional.of(this.device.driver().pciBusId(this.device.ordinal()));
 	}
 
 	@Override

@@ -35,6 +35,9 @@ public interface CudaDriver {
 	/** {@code cuDeviceGetName}. */
 	String deviceName(int device);
 
+	/** {@code cuDeviceGetPCIBusId}: the device's PCI bus id, as in {@code 0000:3b:00.0}. */
+	String pciBusId(int device);
+
 	/** {@code cuDeviceGetAttribute} for the compute capability, as 10 × major + minor. */
 	int computeCapability(int device);
 

@@ -57,11 +57,22 @@ final class JCudaBinding implements CudaDriver {
 	public String deviceName(int device) {
 		byte[] name = new byte[256];
 		check(JCudaDriver.cuDeviceGetName(name, name.length, device(device)), "cuDeviceGetName");
+		return terminated(name);
+	}
+
+	@Override
+	public String pciBusId(int device) {
+		String[] busId = new String[1];
+		check(JCudaDriver.cuDeviceGetPCIBusId(busId, 32, device(device)), "cuDeviceGetPCIBusId");
+		return busId[0].trim();
+	}
+
+	private static String terminated(byte[] text) {
 		int length = 0;
-		while (length < name.length && name[length] != 0) {
+		while (length < text.length && text[length] != 0) {
 			length++;
 		}
-		return new String(name, 0, length, StandardCharsets.UTF_8);
+		return new String(text, 0, length, StandardCharsets.UTF_8);
 	}
 
 	@Override

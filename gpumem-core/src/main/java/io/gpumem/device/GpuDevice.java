@@ -8,6 +8,7 @@ import java.util.Optional;
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.limit.DeviceLimit;
 import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.pool.MemoryCache;
@@ -30,6 +31,8 @@ public final class GpuDevice implements AutoCloseable {
 
 	private final MemoryBudget budget;
 
+	private final DeviceLimit limit;
+
 	private final MemoryPool pinnedPool;
 
 	private final MemoryPool unifiedPool;
@@ -46,6 +49,7 @@ public final class GpuDevice implements AutoCloseable {
 		this.backend = builder.backend;
 		this.devicePool = builder.devicePool;
 		this.budget = builder.budget;
+		this.limit = builder.limit;
 		this.pinnedPool = builder.pinnedPool;
 		this.unifiedPool = builder.unifiedPool;
 		this.transfers = builder.transfers;
@@ -77,6 +81,11 @@ public final class GpuDevice implements AutoCloseable {
 
 	public Optional<MemoryBudget> budget() {
 		return Optional.ofNullable(this.budget);
+	}
+
+	/** The most of the device this process may use and its source, which the budget is a fraction of. */
+	public Optional<DeviceLimit> limit() {
+		return Optional.ofNullable(this.limit);
 	}
 
 	public Optional<MemoryPool> pinnedPool() {
@@ -167,6 +176,8 @@ public final class GpuDevice implements AutoCloseable {
 
 		private MemoryBudget budget;
 
+		private DeviceLimit limit;
+
 		private MemoryPool pinnedPool;
 
 		private MemoryPool unifiedPool;
@@ -186,6 +197,11 @@ public final class GpuDevice implements AutoCloseable {
 
 		public Builder budget(MemoryBudget budget) {
 			this.budget = budget;
+			return this;
+		}
+
+		public Builder limit(DeviceLimit limit) {
+			this.limit = limit;
 			return this;
 		}
 

@@ -61,6 +61,11 @@ public interface MemoryAllocator {
 		return -1;
 	}
 
+	/** How {@link #limitBytes()} was reckoned, for out-of-memory messages; empty where no budget limits it. */
+	default String limitOrigin() {
+		return "";
+	}
+
 	/** A description for logs and diagnostics, such as "host DEVICE (capacity 4.00 GiB)". */
 	default String describe() {
 		return getClass().getSimpleName() + " " + kind();

@@ -137,7 +137,8 @@ final class Reservation implements MemorySource {
 			return null;
 		}
 		long limit = this.allocator.limitBytes();
-		String reason = (limit >= 0 && bytes > limit) ? "larger than the budget, refused at once"
+		String reason = (limit >= 0 && bytes > limit)
+				? "larger than the budget, refused at once; the budget is " + this.allocator.limitOrigin()
 				: "larger than the device's capacity, refused at once";
 		return new GpuOutOfMemoryException(
 				OutOfMemoryDiagnostic.of(this.allocator.kind(), bytes, this.allocator.memoryInfo(), limit, reason));

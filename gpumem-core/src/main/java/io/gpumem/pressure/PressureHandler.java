@@ -36,7 +36,8 @@ import io.gpumem.pool.PoolListener;
  * A check reads each memory's info, maps utilization to a {@link PressureLevel} through the thresholds and the
  * {@link PressureHysteresis}, so that a level lasts while utilization hovers about its threshold, tells listeners
  * of a change of level once, calls the callbacks on entering a level whose reaction is CALLBACK, and applies a
- * SHRINK reaction while utilization is above its target. The level is that of the utilization the check reads:
+ * SHRINK reaction while utilization is above its target; above the device's protected utilization, where one is set,
+ * every check shrinks down to it whatever the level. The level is that of the utilization the check reads:
  * what a shrink frees shows at the next check, so a shrink alone does not end a level that demand brings back.
  * Checks run on a schedule on the handler's own thread ({@link #start(Duration)}), and there too soon after a
  * registered pool's miss grew its reserved memory: the request thread only signals.
@@ -60,6 +61,8 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 	private final PressureHysteresis hysteresis;
 
 	private final LongSupplier ticker;
+
+	private final double protectedUtilization;
 
 	private final Map<PressureLevel, PressureReaction> reactions;
 
@@ -97,6 +100,7 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		this.thresholds = builder.thresholds;
 		this.hysteresis = builder.hysteresis;
 		this.ticker = builder.ticker;
+		this.protectedUtilization = builder.protectedUtilization;
 		this.reactions = new EnumMap<>(builder.reactions);
 		this.watches.put(Memory.DEVICE, new MemoryWatch(Memory.DEVICE, builder.deviceMemory));
 		this.watches.put(Memory.PINNED, new MemoryWatch(Memory.PINNED, builder.pinnedMemory));
@@ -288,13 +292,27 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 		changeLevel(watch, now, memory);
 		PressureLevel acting = (now == PressureLevel.OUT_OF_MEMORY) ? this.thresholds.levelOf(memory.utilization())
 				: now;
-		if (reaction(acting) instanceof PressureReaction.Shrink shrink) {
-			long trimmed = watch.shrink(shrink.targetUtilization(), memory);
+		double target = shrinkTarget(watch, acting, memory);
+		if (!Double.isNaN(target)) {
+			long trimmed = watch.shrink(target, memory);
 			if (trimmed > 0) {
 				this.shrinks.incrementAndGet();
 				this.shrunkBytes.addAndGet(trimmed);
 			}
 		}
+	}
+
+	/**
+	 * The utilization a check shrinks to: the level's SHRINK target, and above the device's protected utilization that
+	 * utilization, whatever the level's reaction, the lower of the two; NaN for no shrink.
+	 */
+	private double shrinkTarget(MemoryWatch watch, PressureLevel acting, MemoryInfo memory) {
+		double target = (reaction(acting) instanceof PressureReaction.Shrink shrink) ? shrink.targetUtilization()
+				: Double.NaN;
+		if (watch.memory == Memory.DEVICE && memory.utilization() > this.protectedUtilization) {
+			return Double.isNaN(target) ? this.protectedUtilization : Math.min(target, this.protectedUtilization);
+		}
+		return target;
 	}
 
 	private PressureLevel levelAt(MemoryWatch watch, MemoryInfo memory) {
@@ -373,6 +391,8 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 		private LongSupplier ticker = System::nanoTime;
 
+		private double protectedUtilization = Double.POSITIVE_INFINITY;
+
 		private final Map<PressureLevel, PressureReaction> reactions = new EnumMap<>(PressureLevel.class);
 
 		private Builder(Supplier<MemoryInfo> deviceMemory) {
@@ -397,6 +417,20 @@ public final class PressureHandler implements PoolListener, AutoCloseable {
 
 		public Builder hysteresis(PressureHysteresis hysteresis) {
 			this.hysteresis = Objects.requireNonNull(hysteresis, "hysteresis");
+			return this;
+		}
+
+		/**
+		 * The device utilization up to which the process's memory is protected from reclaim (the cgroup's
+		 * {@code dmem.min}, {@link io.gpumem.limit.DeviceLimit#protectedUtilization()}): above it every check shrinks
+		 * the device pools' caches down to it, whatever the level's reaction.
+		 * @throws IllegalArgumentException if it is not in (0, 1]
+		 */
+		public Builder protectedUtilization(double utilization) {
+			if (!(utilization > 0 && utilization <= 1)) {
+				throw new IllegalArgumentException("a protected utilization lies in (0, 1], not " + utilization);
+			}
+			this.protectedUtilization = utilization;
 			return this;
 		}
 

@@ -319,6 +319,12 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	@Override
+	public String pciBusId(int device) {
+		checkDevice(device, "cuDeviceGetPCIBusId");
+		return String.format("0000:%02x:00.0", device + 1);
+	}
+
+	@Override
 	public int computeCapability(int device) {
 		checkDevice(device, "cuDeviceGetAttribute");
 		return 90;

@@ -4,9 +4,12 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.List;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import org.apache.commons.logging.Log;
 import org.apache.commons.logging.LogFactory;
+import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.ApplicationEventPublisher;
@@ -18,8 +21,11 @@ import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.backend.VirtualMemory;
 import io.gpumem.device.GpuDevice;
+import io.gpumem.limit.DeviceLimit;
+import io.gpumem.limit.DeviceLimits;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
+import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolConfig;
@@ -63,11 +69,15 @@ final class DeviceParts {
 		this.primary = primary;
 	}
 
-	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}). */
-	MemoryBudget budget() {
-		long total = this.backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes();
-		return InvalidProperties.under("gpumem",
-				() -> MemoryBudget.ofFraction(total, this.properties.getMemoryFraction()));
+	/**
+	 * The share of the device's {@code limit} gpumem may hold ({@code gpumem.memory-fraction}), logged once with the
+	 * limit and its source.
+	 */
+	MemoryBudget budget(DeviceLimit limit) {
+		double fraction = this.properties.getMemoryFraction();
+		MemoryBudget budget = InvalidProperties.under("gpumem", () -> limit.budget(fraction));
+		logger.info(limit.describe(budget, fraction));
+		return budget;
 	}
 
 	StratifiedMemoryPool devicePool(MemoryBudget budget) {
@@ -142,16 +152,21 @@ final class DeviceParts {
 	}
 
 	/**
-	 * The device's pressure handler, watching its memory and shrinking its {@code pools}, checking on a
-	 * schedule and publishing level changes as application events.
+	 * The device's pressure handler, watching its memory against its {@code limit} (the card's where there is none)
+	 * and shrinking its {@code pools}, checking on a schedule and publishing level changes as application events.
 	 */
-	PressureHandler pressureHandler(List<? extends MemoryPool> pools, PressureThresholds thresholds,
-			ApplicationEventPublisher events, List<PressureListener> callbacks) {
+	PressureHandler pressureHandler(@Nullable DeviceLimit limit, @Nullable MemoryBudget budget,
+			List<? extends MemoryPool> pools, PressureThresholds thresholds, ApplicationEventPublisher events,
+			List<PressureListener> callbacks) {
 		GpumemProperties.Pressure pressure = this.properties.getPressure();
 		GpumemProperties.Reactions reactions = pressure.getReactions();
 		GpumemProperties.Hysteresis hysteresis = pressure.getHysteresis();
+		PressureHandler.Builder builder = PressureHandler.builder(deviceMemory(limit, budget, pools));
+		if (limit != null) {
+			limit.protectedUtilization().ifPresent(builder::protectedUtilization);
+		}
 		PressureHandler handler = InvalidProperties.under("gpumem.pressure",
-				() -> PressureHandler.builder(this.backend::memoryInfo)
+				() -> builder
 					.pinnedMemory(this.backend.allocator(MemoryKind.PINNED)::memoryInfo)
 					.thresholds(thresholds)
 					.hysteresis(InvalidProperties.under("gpumem.pressure.hysteresis",
@@ -173,17 +188,36 @@ final class DeviceParts {
 	}
 
 	/**
+	 * The device's memory as pressure weighs it: against its limit ({@link DeviceLimit#memoryInfo}), what gpumem holds
+	 * there being what the budget lends or, without one, what the device pools reserve.
+	 */
+	private Supplier<MemoryInfo> deviceMemory(@Nullable DeviceLimit limit, @Nullable MemoryBudget budget,
+			List<? extends MemoryPool> pools) {
+		if (limit == null) {
+			return this.backend::memoryInfo;
+		}
+		LongSupplier held = (budget != null) ? budget::usedBytes
+				: () -> pools.stream().filter((pool) -> pool.kind() != MemoryKind.PINNED)
+					.mapToLong(MemoryPool::reservedBytes).sum();
+		return () -> limit.memoryInfo(this.backend.memoryInfo(), held.getAsLong());
+	}
+
+	/**
 	 * This device whole, with the parts {@code primary} has (transfers and the reduction cache only over a
 	 * pinned pool of its own), its pressure handler with the primary's {@code thresholds}; what was built is
 	 * closed again when a part fails.
 	 */
-	GpuDevice like(GpuDevice primary, PressureThresholds thresholds, ApplicationEventPublisher events,
-			List<PressureListener> callbacks) {
+	GpuDevice like(GpuDevice primary, DeviceLimits limits, PressureThresholds thresholds,
+			ApplicationEventPublisher events, List<PressureListener> callbacks) {
 		Deque<AutoCloseable> built = new ArrayDeque<>();
 		try {
-			MemoryBudget budget = budget();
+			DeviceLimit limit = limits.read(this.backend);
+			MemoryBudget budget = budget(limit);
 			StratifiedMemoryPool devicePool = built(built, devicePool(budget));
-			GpuDevice.Builder device = GpuDevice.builder(this.backend, devicePool).budget(budget).admission(admission());
+			GpuDevice.Builder device = GpuDevice.builder(this.backend, devicePool)
+				.limit(limit)
+				.budget(budget)
+				.admission(admission());
 			List<MemoryPool> pools = new ArrayList<>(List.of(devicePool));
 			StratifiedMemoryPool pinnedPool = primary.pinnedPool().isPresent() ? built(built, pinnedPool()) : null;
 			if (pinnedPool != null) {
@@ -202,7 +236,7 @@ final class DeviceParts {
 				pools.add(unifiedPool);
 			}
 			if (primary.pressure().isPresent()) {
-				device.pressure(built(built, pressureHandler(pools, thresholds, events, callbacks)));
+				device.pressure(built(built, pressureHandler(limit, budget, pools, thresholds, events, callbacks)));
 			}
 			return device.build();
 		}

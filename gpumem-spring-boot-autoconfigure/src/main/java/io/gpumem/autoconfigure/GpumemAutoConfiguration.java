@@ -1,5 +1,6 @@
 package io.gpumem.autoconfigure;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -32,6 +33,8 @@ import io.gpumem.device.DeviceSelection;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.host.HostBackend;
+import io.gpumem.limit.DeviceLimit;
+import io.gpumem.limit.DeviceLimits;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.OutOfMemoryObserver;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -42,7 +45,7 @@ import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.transfer.Transfers;
 
 /**
- * Auto-configuration of gpumem from {@code gpumem.*} properties: the backend, the device, pinned and
+ * Auto-configuration of gpumem from {@code gpumem.*} properties: the backend, the device and its limit, pinned and
  * unified pools, transfers, the reduction-buffer cache, admission of GPU work and the pressure handler. Every bean backs off
  * when the application defines its own (pools by name: {@code gpumemDevicePool},
  * {@code gpumemPinnedPool}, {@code gpumemUnifiedPool}); {@code gpumem.enabled=false} turns it all off.
@@ -96,11 +99,32 @@ public final class GpumemAutoConfiguration {
 		return ((host.getPinnedCapacity() != null) ? host.getPinnedCapacity() : host.getCapacity()).toBytes();
 	}
 
-	/** The share of the device gpumem may hold ({@code gpumem.memory-fraction}), drawn on by every pool of the device. */
+	/**
+	 * Where each device's limit is read: the environment (Spring's, so a property of the same name stands in for a
+	 * variable) and the process's cgroup.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	MemoryBudget gpumemDeviceBudget(GpuBackend backend, GpumemProperties properties, Environment environment) {
-		return primary(backend, properties, List.of(), environment).budget();
+	DeviceLimits gpumemDeviceLimits(Environment environment) {
+		return new DeviceLimits(environment::getProperty, Path.of("/sys/fs/cgroup"), Path.of("/proc/self/cgroup"));
+	}
+
+	/** The most of the primary device this process may use, and its source. */
+	@Bean
+	@ConditionalOnMissingBean
+	DeviceLimit gpumemDeviceLimit(GpuBackend backend, DeviceLimits limits) {
+		return limits.read(backend);
+	}
+
+	/**
+	 * The share of the device's limit gpumem may hold ({@code gpumem.memory-fraction}), drawn on by every pool of the
+	 * device.
+	 */
+	@Bean
+	@ConditionalOnMissingBean
+	MemoryBudget gpumemDeviceBudget(GpuBackend backend, DeviceLimit limit, GpumemProperties properties,
+			Environment environment) {
+		return primary(backend, properties, List.of(), environment).budget(limit);
 	}
 
 	@Bean(name = "gpumemDevicePool")
@@ -164,11 +188,13 @@ public final class GpumemAutoConfiguration {
 	@Bean(destroyMethod = "")
 	@ConditionalOnMissingBean
 	GpuDevice gpumemPrimaryDevice(GpuBackend backend, @Qualifier("gpumemDevicePool") MemoryPool devicePool,
-			ObjectProvider<MemoryBudget> budget, @Qualifier("gpumemPinnedPool") ObjectProvider<MemoryPool> pinnedPool,
+			ObjectProvider<DeviceLimit> limit, ObjectProvider<MemoryBudget> budget,
+			@Qualifier("gpumemPinnedPool") ObjectProvider<MemoryPool> pinnedPool,
 			@Qualifier("gpumemUnifiedPool") ObjectProvider<MemoryPool> unifiedPool,
 			ObjectProvider<Transfers> transfers, ObjectProvider<ReductionBufferCache> reductionCache,
 			ObjectProvider<PressureHandler> pressure, ObjectProvider<GpuAdmission> admission) {
 		GpuDevice.Builder primary = GpuDevice.builder(backend, devicePool);
+		limit.ifUnique(primary::limit);
 		budget.ifUnique(primary::budget);
 		pinnedPool.ifAvailable(primary::pinnedPool);
 		unifiedPool.ifAvailable(primary::unifiedPool);
@@ -182,14 +208,15 @@ public final class GpumemAutoConfiguration {
 	/** The devices after the primary, each with the parts the primary has, of its own, named after it. */
 	@Bean
 	SecondaryDevices gpumemSecondaryDevices(GpuDevice primary, ObjectProvider<GpumemBackends> backends,
-			GpumemProperties properties, ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment,
-			PressureThresholds thresholds, ApplicationEventPublisher events, ObjectProvider<PressureListener> callbacks) {
+			DeviceLimits limits, GpumemProperties properties, ObjectProvider<GpumemPoolCustomizer> customizers,
+			Environment environment, PressureThresholds thresholds, ApplicationEventPublisher events,
+			ObjectProvider<PressureListener> callbacks) {
 		GpumemBackends opened = backends.getIfAvailable();
 		List<GpuDevice> devices = new ArrayList<>();
 		try {
 			for (GpuBackend backend : (opened != null) ? opened.secondaries() : List.<GpuBackend>of()) {
 				devices.add(new DeviceParts(properties, customizers.orderedStream().toList(), environment, backend, false)
-					.like(primary, thresholds, events, callbacks.orderedStream().toList()));
+					.like(primary, limits, thresholds, events, callbacks.orderedStream().toList()));
 			}
 		}
 		catch (RuntimeException ex) {
@@ -265,11 +292,12 @@ public final class GpumemAutoConfiguration {
 		/** Watches the primary device and shrinks its pools: every {@link MemoryPool} bean. */
 		@Bean
 		@ConditionalOnMissingBean
-		PressureHandler gpumemPressureHandler(GpuBackend backend, List<MemoryPool> pools, PressureThresholds thresholds,
+		PressureHandler gpumemPressureHandler(GpuBackend backend, ObjectProvider<DeviceLimit> limit,
+				ObjectProvider<MemoryBudget> budget, List<MemoryPool> pools, PressureThresholds thresholds,
 				GpumemProperties properties, ApplicationEventPublisher events,
 				ObjectProvider<PressureListener> callbacks, Environment environment) {
-			return primary(backend, properties, List.of(), environment).pressureHandler(pools, thresholds, events,
-					callbacks.orderedStream().toList());
+			return primary(backend, properties, List.of(), environment).pressureHandler(limit.getIfUnique(),
+					budget.getIfUnique(), pools, thresholds, events, callbacks.orderedStream().toList());
 		}
 
 	}

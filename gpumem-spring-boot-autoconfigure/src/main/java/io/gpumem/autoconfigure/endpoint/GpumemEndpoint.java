@@ -18,6 +18,7 @@ import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
+import io.gpumem.limit.DeviceLimit;
 import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -64,7 +65,7 @@ public class GpumemEndpoint {
 		MemoryInfo memory = memory(primary);
 		return new GpumemDescriptor(backend.name(),
 				new DeviceDescriptor(backend.deviceId(), backend.deviceName(), total(memory), free(memory),
-						failure(primary)),
+						limitBytes(primary), limitSource(primary), failure(primary)),
 				primary.pressure().map(PressureDescriptor::of).orElse(null),
 				this.devices.all().stream().map(this::summary).toList(), summaries);
 	}
@@ -72,7 +73,7 @@ public class GpumemEndpoint {
 	private DeviceSummary summary(GpuDevice device) {
 		MemoryInfo memory = memory(device);
 		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), total(memory), free(memory),
-				device.load(),
+				limitBytes(device), limitSource(device), device.load(),
 				device.pressure().map(PressureHandler::level).orElse(null),
 				device.pools().stream().map(MemoryCache::name).toList(), failure(device));
 	}
@@ -87,6 +88,14 @@ public class GpumemEndpoint {
 
 	private static long free(@Nullable MemoryInfo memory) {
 		return (memory != null) ? memory.freeBytes() : -1;
+	}
+
+	private static long limitBytes(GpuDevice device) {
+		return device.limit().map(DeviceLimit::limitBytes).orElse(-1L);
+	}
+
+	private static @Nullable String limitSource(GpuDevice device) {
+		return device.limit().map(DeviceLimit::source).orElse(null);
 	}
 
 	private static @Nullable String failure(GpuDevice device) {
@@ -168,18 +177,22 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * A device the backend runs on, and why it failed for good ({@code null} while it works; its memory figures
-	 * are -1 then).
+	 * A device the backend runs on: its memory, the most of it this process may use ({@code limitBytes}, -1 where the
+	 * device was built without a limit) and where that limit comes from ({@code limitSource}, as in
+	 * {@code CUDA_DEVICE_MEMORY_LIMIT_0 (HAMi)} or {@code the card}), and why it failed for good ({@code null} while it
+	 * works; its memory figures are -1 then).
 	 */
-	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes, @Nullable String failure) {
+	public record DeviceDescriptor(int id, String name, long totalBytes, long freeBytes, long limitBytes,
+			@Nullable String limitSource, @Nullable String failure) {
 	}
 
 	/**
-	 * A device gpumem manages: its figures, its load (the share of its budget its pools lend, 1 once failed), its
-	 * pressure level ({@code null} without a pressure handler), the names of its pools, and why it failed for good
-	 * ({@code null} while it works).
+	 * A device gpumem manages: its figures and its limit as {@link DeviceDescriptor} gives them, its load (the share
+	 * of its budget its pools lend, 1 once failed), its pressure level ({@code null} without a pressure handler), the
+	 * names of its pools, and why it failed for good ({@code null} while it works).
 	 */
-	public record DeviceSummary(int id, String name, long totalBytes, long freeBytes, double load,
+	public record DeviceSummary(int id, String name, long totalBytes, long freeBytes, long limitBytes,
+			@Nullable String limitSource, double load,
 			@Nullable PressureLevel pressure, List<String> pools, @Nullable String failure) {
 	}
 

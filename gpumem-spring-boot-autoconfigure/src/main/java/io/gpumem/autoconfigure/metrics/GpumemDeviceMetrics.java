@@ -11,11 +11,12 @@ import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
+import io.gpumem.limit.DeviceLimit;
 import io.gpumem.memory.MemoryInfo;
 
 /**
  * The meters of every device, tagged with its ordinal: its memory used and free (by every process), its total,
- * gpumem's budget of it, and whether it failed for good.
+ * the most of it this process may use and gpumem's budget of that, and whether it failed for good.
  */
 public class GpumemDeviceMetrics extends DeviceMeterBinder {
 
@@ -37,12 +38,19 @@ public class GpumemDeviceMetrics extends DeviceMeterBinder {
 			.tags("device", device)
 			.description("Faults that left the device unusable until the process restarts (at most one)")
 			.register(registry);
+		gpu.limit()
+			.ifPresent((limit) -> Gauge.builder("gpumem.device.limit", limit, DeviceLimit::limitBytes)
+				.tags("device", device, "source", limit.source())
+				.baseUnit(BaseUnits.BYTES)
+				.description("The most of the device this process may use: the smallest of the card and the limits "
+						+ "GPU sharing sets (MPS, HAMi, the cgroup's dmem.max, a scheduler's share)")
+				.register(registry));
 		gpu.budget()
 			.ifPresent((budget) -> Gauge.builder("gpumem.device.memory.budget", budget, MemoryBudget::limitBytes)
 				.tags("device", device)
 				.baseUnit(BaseUnits.BYTES)
 				.description("The device memory gpumem's device and unified pools may hold together "
-						+ "(gpumem.memory-fraction of the total)")
+						+ "(gpumem.memory-fraction of the device's limit)")
 				.register(registry));
 	}
 
