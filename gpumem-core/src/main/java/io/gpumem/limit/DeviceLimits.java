@@ -2,6 +2,7 @@ package io.gpumem.limit;
 
 import java.lang.System.Logger;
 import java.lang.System.Logger.Level;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,7 +45,18 @@ public final class DeviceLimits {
 
 	/** Limits read from the process's environment and its cgroup, as Linux mounts and names it. */
 	public static DeviceLimits system() {
-		return new DeviceLimits(System::getenv, Path.of("/sys/fs/cgroup"), Path.of("/proc/self/cgroup"));
+		return system(System::getenv);
+	}
+
+	/**
+	 * Limits read from {@code environment} and the process's cgroup, the cgroup v2 hierarchy at {@code /sys/fs/cgroup}
+	 * or, on a host that mounts both versions, at {@code /sys/fs/cgroup/unified}.
+	 */
+	public static DeviceLimits system(Function<String, String> environment) {
+		Path root = Path.of("/sys/fs/cgroup");
+		Path unified = root.resolve("unified");
+		boolean hybrid = !Files.exists(root.resolve("cgroup.controllers")) && Files.isDirectory(unified);
+		return new DeviceLimits(environment, hybrid ? unified : root, Path.of("/proc/self/cgroup"));
 	}
 
 	/**

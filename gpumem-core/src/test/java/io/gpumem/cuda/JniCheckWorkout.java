@@ -20,6 +20,7 @@ final class JniCheckWorkout {
 		driver.init();
 		driver.deviceCount();
 		driver.deviceName(0);
+		driver.pciBusId(0);
 		driver.computeCapability(0);
 		driver.concurrentManagedAccess(0);
 		driver.virtualMemorySupported(0);

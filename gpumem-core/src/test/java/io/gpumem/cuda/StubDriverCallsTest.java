@@ -109,6 +109,19 @@ class StubDriverCallsTest {
 	}
 
 	/**
+	 * The device's PCI bus id, by which the cgroup's device-memory controller names its region, is asked of the
+	 * device the backend opened and read back as the driver writes it.
+	 */
+	@Test
+	void theBusIdIsAskedOfTheOpenedDevice() {
+		CudaBackend backend = open(1);
+		assertThat(backend.pciBusId()).contains("0000:02:00.0");
+		Call busId = this.stub.calls().only("cuDeviceGetPCIBusId");
+		assertThat(busId.number("device")).isOne();
+		assertThat(busId.number("length")).isPositive();
+	}
+
+	/**
 	 * The probe of virtual memory reserves a granule of addresses, creates a granule of physical memory with
 	 * allocation properties zeroed but for pinned memory on the device, maps it there, opens it to the device for
 	 * reading and writing, fills it, and gives everything back.
@@ -422,6 +435,7 @@ class StubDriverCallsTest {
 		managedMemoryIsAttachedGloballyAndPrefetchedToTheDeviceAndToTheHost();
 		kernelArgumentsArriveAsThePtxDeclaresThem();
 		peersAreEnabledBothWaysAndCopiedBetweenWithEachSidesContext();
+		theBusIdIsAskedOfTheOpenedDevice();
 		CudaBackend backend = open(0);
 		StratifiedMemoryPool device = pool(backend, MemoryKind.DEVICE);
 		try (GpuStream stream = backend.createStream(); PooledBuffer buffer = device.acquire(1024)) {

@@ -19,8 +19,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.allocator.LimitingAllocator;
+import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.config.InvalidSettingException;
 import io.gpumem.host.HostBackend;
+import io.gpumem.limit.DeviceLimit;
+import io.gpumem.limit.SharedDevice;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
@@ -99,6 +102,40 @@ class PressureHandlerTest {
 		assertThat(changes).extracting(PressureChange::level)
 			.containsExactly(PressureLevel.WARNING, PressureLevel.ELEVATED);
 		assertThat(handler.level()).isEqualTo(PressureLevel.ELEVATED);
+	}
+
+	@Test
+	void aboveTheProtectedAmountEveryCheckShrinksDownToItWhateverTheLevel() {
+		DeviceLimit limit = new DeviceLimit(new SharedDevice(0, CAPACITY, null, null), 32 * MIB,
+				"CUDA_DEVICE_MEMORY_LIMIT_0 (HAMi)", true, 8 * MIB, "dmem.min of cgroup /pod (region) (cgroup dmem)", 0,
+				List.of());
+		MemoryBudget budget = limit.budget(1.0);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(
+				new LimitingAllocator(this.backend.allocator(MemoryKind.DEVICE), budget),
+				PoolConfig.builder("device").sizeClasses(MIB).build());
+		this.pools.add(pool);
+		PressureHandler unprotected = PressureHandler
+			.builder(() -> limit.memoryInfo(this.backend.memoryInfo(), budget.usedBytes()))
+			.hysteresis(PressureHysteresis.NONE)
+			.build();
+		unprotected.register(pool);
+		pool.warm(MIB, 12);
+		assertThat(unprotected.level()).as("12 MiB of a 32 MiB limit").isEqualTo(PressureLevel.NORMAL);
+		assertThat(unprotected.utilization(PressureHandler.Memory.DEVICE)).isEqualTo(12.0 / 32);
+		assertThat(pool.reservedBytes()).as("without a protected amount, NORMAL shrinks nothing").isEqualTo(12 * MIB);
+		PressureHandler.Builder builder = PressureHandler
+			.builder(() -> limit.memoryInfo(this.backend.memoryInfo(), budget.usedBytes()))
+			.hysteresis(PressureHysteresis.NONE);
+		limit.protectedUtilization().ifPresent(builder::protectedUtilization);
+		PressureHandler handler = builder.build();
+		handler.register(pool);
+		assertThat(handler.check()).isEqualTo(PressureLevel.NORMAL);
+		assertThat(pool.reservedBytes()).as("shrunk to the 8 MiB dmem.min protects").isEqualTo(8 * MIB);
+		assertThat(handler.statistics().shrunkBytes()).isEqualTo(4 * MIB);
+		assertThat(this.backend.memoryInfo().usedBytes()).isEqualTo(8 * MIB);
+		assertThatIllegalArgumentException()
+			.isThrownBy(() -> PressureHandler.builder(this.backend::memoryInfo).protectedUtilization(1.5))
+			.withMessage("a protected utilization lies in (0, 1], not 1.5");
 	}
 
 	@Test

@@ -1,6 +1,5 @@
 package io.gpumem.autoconfigure;
 
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.Supplier;
@@ -106,7 +105,7 @@ public final class GpumemAutoConfiguration {
 	@Bean
 	@ConditionalOnMissingBean
 	DeviceLimits gpumemDeviceLimits(Environment environment) {
-		return new DeviceLimits(environment::getProperty, Path.of("/sys/fs/cgroup"), Path.of("/proc/self/cgroup"));
+		return DeviceLimits.system(environment::getProperty);
 	}
 
 	/** The most of the primary device this process may use, and its source. */

@@ -75,6 +75,15 @@ class StartupFailureAnalysisTest {
 	}
 
 	@Test
+	void aMalformedDeviceMemoryLimitNamesTheVariableItsValueAndTheFormItTakes(CapturedOutput output) {
+		start("CUDA_DEVICE_MEMORY_LIMIT_0=lots");
+		assertThat(output).contains("APPLICATION FAILED TO START",
+				"gpumem could not read the device memory limit that CUDA_DEVICE_MEMORY_LIMIT_0 sets: its value is "
+						+ "'lots', and it must be a number of bytes, or a number with k, m or g (300m, 4g).",
+				"Action:", "Set CUDA_DEVICE_MEMORY_LIMIT_0 to a number of bytes");
+	}
+
+	@Test
 	void cudaOnAMachineWithoutADevice(CapturedOutput output) {
 		CudaProbeResult probe = CudaProbe.probe(0);
 		assumeFalse(probe.usable(), "a usable CUDA device is present");
