@@ -45,7 +45,10 @@ public class GpumemProperties {
 
 	private final Host host = new Host();
 
-	/** The largest fraction of the device's memory this service may hold, in (0, 1]. */
+	/**
+	 * The largest fraction of the device's limit this service may hold, in (0, 1]: of the card's memory, or of the
+	 * share GPU sharing gives the process (MPS, HAMi, the cgroup's dmem.max, a scheduler's share).
+	 */
 	private double memoryFraction = 0.9;
 
 	private final DevicePool devicePool = new DevicePool();
