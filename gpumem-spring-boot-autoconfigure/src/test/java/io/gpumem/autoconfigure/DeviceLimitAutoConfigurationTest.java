@@ -17,6 +17,8 @@ import org.springframework.boot.test.system.OutputCaptureExtension;
 
 import io.gpumem.allocator.MemoryBudget;
 import io.gpumem.autoconfigure.metrics.GpumemMetricsAutoConfiguration;
+import io.gpumem.cuda.CudaDriver;
+import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.device.GpuDevice;
 import io.gpumem.device.GpumemDevices;
 import io.gpumem.limit.DeviceLimit;
@@ -131,6 +133,43 @@ class DeviceLimitAutoConfigurationTest {
 				DeviceLimit limit = context.getBean(DeviceLimit.class);
 				assertThat(limit.limitBytes()).isEqualTo(200 * MIB);
 				assertThat(limit.source()).isEqualTo("dmem.max of cgroup /pod (region) (cgroup dmem)");
+			});
+	}
+
+	@Test
+	void onCudaWhereTheDriverReportsTheShareWhatItShowsInUseIsLeftOutOfTheBudget() {
+		// HAMi's hook answers cuMemGetInfo with the limit as the total; 50 MiB are in use before gpumem starts
+		FakeCudaDriver hooked = new FakeCudaDriver(300 * MIB);
+		hooked.init();
+		hooked.setCurrentContext(hooked.retainPrimaryContext(0));
+		hooked.allocateDevice(50 * MIB);
+		this.runner.withBean(CudaDriver.class, () -> hooked)
+			.withPropertyValues("gpumem.backend=cuda", "CUDA_DEVICE_MEMORY_LIMIT_0=300m")
+			.run((context) -> {
+				DeviceLimit limit = context.getBean(DeviceLimit.class);
+				assertThat(limit.source()).isEqualTo("CUDA_DEVICE_MEMORY_LIMIT_0 (HAMi)");
+				assertThat(limit.contextBytes()).isEqualTo(50 * MIB);
+				assertThat(context.getBean(MemoryBudget.class).limitBytes())
+					.isEqualTo((long) Math.floor(300 * MIB * 0.8) - 50 * MIB);
+			});
+	}
+
+	@Test
+	void onCudaTheCgroupRegionOfTheDevicesBusIdIsTheOneRead() throws IOException {
+		Path self = this.cgroupRoot.resolve("self");
+		Files.writeString(self, "0::/pod\n");
+		Files.createDirectories(this.cgroupRoot.resolve("pod"));
+		Files.writeString(this.cgroupRoot.resolve("pod/dmem.max"),
+				"nvidia/00000000:01:00.0/vidmem 104857600\nnvidia/00000000:02:00.0/vidmem 52428800\n");
+		this.runner.withBean(CudaDriver.class, () -> new FakeCudaDriver(1L << 30).devices(2))
+			.withBean(DeviceLimits.class, () -> new DeviceLimits((name) -> null, this.cgroupRoot, self))
+			.withPropertyValues("gpumem.backend=cuda", "gpumem.devices=all", "gpumem.pinned-pool.enabled=false")
+			.run((context) -> {
+				GpumemDevices devices = context.getBean(GpumemDevices.class);
+				assertThat(devices.get(0).limit().orElseThrow().limitBytes()).isEqualTo(100 * MIB);
+				assertThat(devices.get(1).limit().orElseThrow().limitBytes()).isEqualTo(50 * MIB);
+				assertThat(devices.get(1).limit().orElseThrow().source())
+					.isEqualTo("dmem.max of cgroup /pod (nvidia/00000000:02:00.0/vidmem) (cgroup dmem)");
 			});
 	}
 

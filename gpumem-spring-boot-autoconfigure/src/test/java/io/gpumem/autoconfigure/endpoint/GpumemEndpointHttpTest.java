@@ -56,6 +56,8 @@ class GpumemEndpointHttpTest {
 				.jsonPath("$.device.id").isEqualTo(0)
 				.jsonPath("$.device.name").isNotEmpty()
 				.jsonPath("$.device.totalBytes").isEqualTo(256 * 1024 * 1024)
+				.jsonPath("$.device.limitBytes").isEqualTo(256 * 1024 * 1024)
+				.jsonPath("$.device.limitSource").isEqualTo("the card")
 				.jsonPath("$.device.freeBytes")
 				.value((Number free) -> assertThat(free.longValue()).isPositive()
 					.isLessThanOrEqualTo(256L * 1024 * 1024 - stats.reservedBytes()))
