@@ -14,6 +14,8 @@
  *   GPUMEM_STUB_DEVICES           devices (default 2)
  *   GPUMEM_STUB_DEVICE_BYTES      memory per device (default 1 GiB)
  *   GPUMEM_STUB_FAULTING_KERNEL   an entry point whose launch faults with CUDA_ERROR_ILLEGAL_ADDRESS, sticky
+ *   GPUMEM_STUB_KERNEL_MICROS     how long each kernel launch and host-device or device-device async copy takes,
+ *                                 after its stream's earlier work; every context's default streams share one time
  * Built with -DGPUMEM_STUB_NO_VIRTUAL_MEMORY it lacks the entry points of physical memory, as an old driver would.
  */
 #define _GNU_SOURCE
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <unistd.h>
 
 #define STUB_EXPORT __attribute__((visibility("default")))
@@ -92,11 +95,13 @@ struct handle {
 
 struct CUstream_st {
 	struct handle head;
+	long long busyUntil; /* when the work enqueued so far completes, on CLOCK_MONOTONIC, in ns */
 };
 
 struct CUevent_st {
 	struct handle head;
 	int unasked;
+	long long at; /* when the work before the record completes */
 };
 
 struct CUfunc_st {
@@ -125,6 +130,11 @@ static struct CUctx_st contexts[MAX_DEVICES];
 static __thread struct CUctx_st *current;
 static CUresult sticky;
 static char faultingKernel[128];
+
+/* How long each kernel and asynchronous copy takes (GPUMEM_STUB_KERNEL_MICROS), and when the default streams' work
+ * completes. */
+static long long workNanos;
+static long long defaultBusyUntil;
 static int driverVersion = DRIVER_VERSION;
 static int attributeOverride[256];
 static int attributeOverridden[256];
@@ -234,6 +244,10 @@ static void configure(void) {
 	const char *bytes = getenv("GPUMEM_STUB_DEVICE_BYTES");
 	if (bytes != NULL && strtoull(bytes, NULL, 10) > 0) {
 		deviceBytes = (size_t) strtoull(bytes, NULL, 10);
+	}
+	const char *micros = getenv("GPUMEM_STUB_KERNEL_MICROS");
+	if (micros != NULL && atoll(micros) > 0) {
+		workNanos = atoll(micros) * 1000LL;
 	}
 	const char *kernel = getenv("GPUMEM_STUB_FAULTING_KERNEL");
 	if (kernel != NULL) {
@@ -405,6 +419,37 @@ static int count(struct handle *list) {
 /* A default stream, or a stream of the current context. */
 static int validStream(CUstream stream) {
 	return stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD || ours(streams, stream);
+}
+
+static long long monotonicNanos(void) {
+	struct timespec t;
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec * 1000000000LL + t.tv_nsec;
+}
+
+/* When the work of a valid stream completes: the default streams share one time. */
+static long long *busyUntil(CUstream stream) {
+	return (stream == NULL || stream == CU_STREAM_LEGACY || stream == CU_STREAM_PER_THREAD) ? &defaultBusyUntil
+			: &stream->busyUntil;
+}
+
+/*
+ * A kernel or a copy on a valid stream takes GPUMEM_STUB_KERNEL_MICROS (none by default) after the work enqueued on
+ * that stream before it; streams overlap, as independent streams may on a GPU. The work itself ran when enqueued.
+ */
+static void occupy(CUstream stream) {
+	if (workNanos > 0) {
+		long long *busy = busyUntil(stream);
+		long long now = monotonicNanos();
+		*busy = ((*busy > now) ? *busy : now) + workNanos;
+	}
+}
+
+/* Sleeps until a time of CLOCK_MONOTONIC: called with the lock released, as a driver's wait lets other calls in. */
+static void sleepUntil(long long until) {
+	struct timespec t = { .tv_sec = until / 1000000000LL, .tv_nsec = until % 1000000000LL };
+	while (until > 0 && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &t, NULL) == EINTR) {
+	}
 }
 
 /* A function of a module loaded in the current context. */
@@ -819,7 +864,10 @@ STUB_EXPORT CUresult CUDAAPI cuMemPrefetchAsync(CUdeviceptr pointer, size_t byte
 	RETURN(result);
 }
 
-/* ---- copies and fills: the work runs at once, as if every stream were waited for ---- */
+/*
+ * ---- copies and fills: the bytes move at once, as if every stream were waited for; with GPUMEM_STUB_KERNEL_MICROS
+ * the stream's events and waits see the work end that much later ----
+ */
 
 static CUresult copy(void *target, const void *source, size_t bytes, CUstream stream) {
 	if (!validStream(stream)) {
@@ -863,6 +911,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyHtoDAsync(CUdeviceptr target, const void *s
 		result = deviceMemory(target, bytes, current->device, NULL) ? copy((void *) target, source, bytes, stream)
 				: CUDA_ERROR_INVALID_VALUE;
 	}
+	if (result == CUDA_SUCCESS && validStream(stream)) {
+		occupy(stream);
+	}
 	RETURN(result);
 }
 
@@ -875,6 +926,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyDtoHAsync(void *target, CUdeviceptr source,
 	if (result == CUDA_SUCCESS) {
 		result = deviceMemory(source, bytes, current->device, NULL) ? copy(target, (const void *) source, bytes, stream)
 				: CUDA_ERROR_INVALID_VALUE;
+	}
+	if (result == CUDA_SUCCESS && validStream(stream)) {
+		occupy(stream);
 	}
 	RETURN(result);
 }
@@ -889,6 +943,9 @@ STUB_EXPORT CUresult CUDAAPI cuMemcpyDtoDAsync(CUdeviceptr target, CUdeviceptr s
 	if (result == CUDA_SUCCESS) {
 		result = (deviceMemory(target, bytes, current->device, NULL) && deviceMemory(source, bytes, current->device, NULL))
 				? copy((void *) target, (const void *) source, bytes, stream) : CUDA_ERROR_INVALID_VALUE;
+	}
+	if (result == CUDA_SUCCESS && validStream(stream)) {
+		occupy(stream);
 	}
 	RETURN(result);
 }
@@ -1415,7 +1472,14 @@ STUB_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
 	ENTER();
 	add(" stream=%p", (void *) stream);
 	CUresult result = inContext();
-	RETURN((result == CUDA_SUCCESS && !validStream(stream)) ? CUDA_ERROR_INVALID_HANDLE : result);
+	if (result == CUDA_SUCCESS && !validStream(stream)) {
+		result = CUDA_ERROR_INVALID_HANDLE;
+	}
+	long long until = (result == CUDA_SUCCESS) ? *busyUntil(stream) : 0;
+	CUresult answer = end(result);
+	pthread_mutex_unlock(&lock);
+	sleepUntil(until);
+	return answer;
 }
 
 STUB_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
@@ -1454,6 +1518,7 @@ STUB_EXPORT CUresult CUDAAPI cuEventRecord(CUevent event, CUstream stream) {
 	}
 	if (result == CUDA_SUCCESS) {
 		event->unasked = 1;
+		event->at = *busyUntil(stream);
 	}
 	RETURN(result);
 }
@@ -1470,6 +1535,9 @@ STUB_EXPORT CUresult CUDAAPI cuEventQuery(CUevent event) {
 		event->unasked = 0;
 		result = CUDA_ERROR_NOT_READY;
 	}
+	if (result == CUDA_SUCCESS && monotonicNanos() < event->at) {
+		result = CUDA_ERROR_NOT_READY;
+	}
 	RETURN(result);
 }
 
@@ -1480,10 +1548,15 @@ STUB_EXPORT CUresult CUDAAPI cuEventSynchronize(CUevent event) {
 	if (result == CUDA_SUCCESS && !holds(events, event)) {
 		result = CUDA_ERROR_INVALID_HANDLE;
 	}
+	long long until = 0;
 	if (result == CUDA_SUCCESS) {
 		event->unasked = 0;
+		until = event->at;
 	}
-	RETURN(result);
+	CUresult answer = end(result);
+	pthread_mutex_unlock(&lock);
+	sleepUntil(until);
+	return answer;
 }
 
 STUB_EXPORT CUresult CUDAAPI cuEventDestroy(CUevent event) {
@@ -1649,6 +1722,7 @@ STUB_EXPORT CUresult CUDAAPI cuLaunchKernel(CUfunction function, unsigned int gr
 		sticky = CUDA_ERROR_ILLEGAL_ADDRESS;
 		add(" fault=%d", (int) sticky);
 	}
+	occupy(stream);
 	RETURN(CUDA_SUCCESS);
 }
 

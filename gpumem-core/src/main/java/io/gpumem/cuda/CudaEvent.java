@@ -1,6 +1,9 @@
 package io.gpumem.cuda;
 
+import java.util.concurrent.CancellationException;
+
 import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuWaits;
 
 /** A recorded CUDA event. */
 final class CudaEvent implements GpuEvent {
@@ -40,14 +43,18 @@ final class CudaEvent implements GpuEvent {
 	@Override
 	public void await() {
 		if (!this.complete) {
-			synchronized (this) {
-				if (!this.destroyed) {
-					this.device.bind().synchronizeEvent(this.event);
-				}
-			}
-			this.device.checkWorking();
-			this.complete = true;
+			GpuWaits.await(this::isComplete, this::synchronize);
 		}
+	}
+
+	private void synchronize() {
+		synchronized (this) {
+			if (!this.destroyed) {
+				this.device.bind().synchronizeEvent(this.event);
+			}
+		}
+		this.device.checkWorking();
+		this.complete = true;
 	}
 
 	/**
@@ -55,11 +62,30 @@ final class CudaEvent implements GpuEvent {
 	 * to wait for: it answers complete to a thread that looked at it before the close.
 	 */
 	@Override
-	public synchronized void close() {
+	public void close() {
+		try {
+			if (GpuWaits.parks() && !this.complete && !this.device.health().isFailed()) {
+				await();
+			}
+		}
+		catch (CancellationException interrupted) {
+			// the driver's wait in destroy finishes it: what waited for the event may be reused only after its work
+		}
+		finally {
+			destroy(true);
+		}
+	}
+
+	/** Releases the event without waiting for its work, which goes on: for an event no one else holds. */
+	void discard() {
+		destroy(false);
+	}
+
+	private synchronized void destroy(boolean waiting) {
 		if (!this.destroyed) {
 			CudaDriver driver = this.device.bind();
 			this.destroyed = true;
-			if (!this.complete) {
+			if (waiting && !this.complete) {
 				driver.synchronizeEvent(this.event);
 				this.complete = true;
 			}

@@ -1,11 +1,13 @@
 package io.gpumem.cuda;
 
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
+import io.gpumem.stream.GpuWaits;
 
 /**
  * A CUDA stream (non-blocking): copies between pinned and device memory, device-to-device copies (peer
@@ -26,6 +28,9 @@ final class CudaStream implements GpuStream {
 	private final boolean concurrentManagedAccess;
 
 	private volatile boolean closed;
+
+	/** Set by the first thread to close the stream, the one that parks while its work runs. */
+	private final AtomicBoolean closing = new AtomicBoolean();
 
 	CudaStream(CudaDevice device, Object stream, boolean concurrentManagedAccess) {
 		this.device = device;
@@ -84,7 +89,7 @@ final class CudaStream implements GpuStream {
 	}
 
 	@Override
-	public GpuEvent record() {
+	public CudaEvent record() {
 		CudaDriver driver = bind();
 		Object event = driver.createEvent();
 		try {
@@ -100,7 +105,18 @@ final class CudaStream implements GpuStream {
 	/** {@inheritDoc} On a failed device, whose work will never complete, it throws. */
 	@Override
 	public void synchronize() {
-		bind().synchronizeStream(this.stream);
+		if (GpuWaits.parks()) {
+			CudaEvent done = record();
+			try {
+				done.await();
+			}
+			finally {
+				done.discard();
+			}
+		}
+		else {
+			bind().synchronizeStream(this.stream);
+		}
 		this.device.checkWorking();
 	}
 
@@ -118,8 +134,33 @@ final class CudaStream implements GpuStream {
 		return this.closed;
 	}
 
+	/**
+	 * {@inheritDoc} A virtual thread parks while the work runs, the first to close it; the stream is released in any
+	 * case, after the driver's wait for what is left (all of it where the wait was interrupted or another thread
+	 * closes it too).
+	 */
 	@Override
-	public synchronized void close() {
+	public void close() {
+		try {
+			if (this.closing.compareAndSet(false, true) && GpuWaits.parks() && !this.device.health().isFailed()) {
+				CudaEvent done = record();
+				try {
+					done.await();
+				}
+				finally {
+					done.discard();
+				}
+			}
+		}
+		catch (CancellationException interrupted) {
+			// release's wait in the driver finishes it
+		}
+		finally {
+			release();
+		}
+	}
+
+	private synchronized void release() {
 		if (!this.closed) {
 			CudaDriver driver = bind();
 			this.closed = true;

@@ -42,7 +42,10 @@ public interface GpuStream extends AutoCloseable {
 	/** Records an event that completes when all work enqueued so far has completed. */
 	GpuEvent record();
 
-	/** Waits until all work enqueued so far has completed. */
+	/**
+	 * Waits until all work enqueued so far has completed: a virtual thread parks, a platform thread waits in the driver
+	 * ({@link GpuWaits}).
+	 */
 	void synchronize();
 
 	/**

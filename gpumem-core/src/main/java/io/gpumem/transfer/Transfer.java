@@ -1,5 +1,7 @@
 package io.gpumem.transfer;
 
+import java.util.concurrent.locks.ReentrantLock;
+
 import io.gpumem.observation.MemoryObserver;
 import io.gpumem.stream.GpuEvent;
 
@@ -8,6 +10,8 @@ import io.gpumem.stream.GpuEvent;
  * arrays are filled by {@link #await()}.
  */
 public final class Transfer implements AutoCloseable {
+
+	private final ReentrantLock awaiting = new ReentrantLock();
 
 	private final GpuEvent event;
 
@@ -36,8 +40,21 @@ public final class Transfer implements AutoCloseable {
 		return this.event.isComplete();
 	}
 
-	/** Waits for the copies and, for a download, fills the arrays; a second call does nothing. */
-	public synchronized void await() {
+	/**
+	 * Waits for the copies and, for a download, fills the arrays; a second call does nothing. A lock, not a monitor,
+	 * orders two callers, so that a virtual thread parks in the wait on any Java version.
+	 */
+	public void await() {
+		this.awaiting.lock();
+		try {
+			awaitLocked();
+		}
+		finally {
+			this.awaiting.unlock();
+		}
+	}
+
+	private void awaitLocked() {
 		if (!this.done) {
 			Throwable failure = null;
 			try {

@@ -32,6 +32,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledForJreRange;
+import org.junit.jupiter.api.condition.JRE;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -462,6 +464,24 @@ class StubDriverCallsTest {
 			.doesNotContain("Field type");
 		assertThat(ended.exitCode()).as(ended.output()).isZero();
 		assertThat(ended.output()).contains("every binding method called");
+	}
+
+	/**
+	 * With copies that take half a second and one carrier thread, a virtual thread waiting for its copy through
+	 * gpumem's stream or event leaves the carrier to another virtual thread meanwhile; waiting in
+	 * {@code cuStreamSynchronize} holds it until the copy is done.
+	 */
+	@Test
+	@EnabledForJreRange(min = JRE.JAVA_21, disabledReason = "virtual threads came in Java 21")
+	void aVirtualThreadWaitingForTheGpuThroughGpumemLeavesItsCarrierToOthers() throws Exception {
+		JvmOfItsOwn.Ended ended = JvmOfItsOwn.plain()
+			.withEnvironment(Map.of("GPUMEM_STUB_KERNEL_MICROS", "500000"))
+			.withOptions("-Djdk.virtualThreadScheduler.parallelism=1", "-Djdk.virtualThreadScheduler.maxPoolSize=1")
+			.run(CarrierWorkout.class);
+		assertThat(ended.exitCode()).as(ended.output()).isZero();
+		assertThat(ended.output()).contains("stream.synchronize: the other thread ran before the wait returned: true",
+				"event.await: the other thread ran before the wait returned: true",
+				"cuStreamSynchronize: the other thread ran before the wait returned: false");
 	}
 
 	/** The driver calls the CUDA backend's sources name: {@code JCudaDriver.cuX(} and the JNA interface's {@code int cuX(}. */
