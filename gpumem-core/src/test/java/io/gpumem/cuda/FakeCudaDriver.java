@@ -36,7 +36,8 @@ import io.gpumem.memory.MemoryInfo;
  * <li><b>Streams run their work in issue order, asynchronously to the host.</b> The fake defers it until
  * something waits for it: {@code cuStreamSynchronize}, {@code cuEventSynchronize} of an event recorded
  * after it, a call that synchronizes the device, or a synchronous copy to pageable memory. Nothing runs in
- * the background, as on a GPU busy with other work.</li>
+ * the background, as on a GPU busy with other work; {@link #progressingWhenPolled()} makes a GPU that gets to its
+ * work in the end, for waits that poll.</li>
  * <li><b>The legacy default stream</b> ({@code null}) "synchronizes with all other blocking streams in the
  * same context"; a stream created with {@code CU_STREAM_NON_BLOCKING} "may run concurrently with work in
  * stream 0 (the NULL stream), and the created stream should perform no implicit synchronization with stream
@@ -168,6 +169,8 @@ public final class FakeCudaDriver implements CudaDriver {
 	/** The devices whose context a fault left unusable: every later call in it fails with the fault's error. */
 	private final Set<Integer> poisoned = ConcurrentHashMap.newKeySet();
 
+	private volatile boolean progressingWhenPolled;
+
 	public FakeCudaDriver(long capacity) {
 		this.capacity = capacity;
 	}
@@ -181,6 +184,16 @@ public final class FakeCudaDriver implements CudaDriver {
 	/** Makes {@code cuDeviceCanAccessPeer} answer no for every pair, as on devices without NVLink or P2P over PCIe. */
 	public FakeCudaDriver withoutPeerAccess() {
 		this.peerAccessSupported = false;
+		return this;
+	}
+
+	/**
+	 * A fake whose GPU gets to its work while it is polled: a {@code cuEventQuery} of an incomplete event runs the
+	 * work before it and answers not ready, so that a wait that polls (a virtual thread's) ends, one poll later than it
+	 * could. Without it, work runs only when something waits for it in the driver.
+	 */
+	public FakeCudaDriver progressingWhenPolled() {
+		this.progressingWhenPolled = true;
 		return this;
 	}
 
@@ -785,7 +798,14 @@ public final class FakeCudaDriver implements CudaDriver {
 		requireContext("cuEventQuery");
 		FakeEvent recorded = (FakeEvent) event;
 		synchronized (this.engine) {
-			return recorded.stream == null || recorded.stream.completed >= recorded.sequence;
+			if (recorded.stream == null || recorded.stream.completed >= recorded.sequence) {
+				return true;
+			}
+			if (this.progressingWhenPolled) {
+				runUntil(recorded.stream, recorded.sequence);
+				released(recorded.stream.device);
+			}
+			return false;
 		}
 	}
 
