@@ -15,7 +15,10 @@ import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
@@ -91,9 +94,9 @@ public final class ServiceWorkload {
 		}
 		results.sort(Comparator.comparingInt(Result::workers));
 		System.out.printf(Locale.ROOT, "Service workload: %d requests of shape '%s' (%s), each held %d µs %s, on the %s "
-				+ "backend, %s start, median of %d runs%n%n", options.requests, options.shape.name,
+				+ "backend, %s start, %s threads, median of %d runs%n%n", options.requests, options.shape.name,
 				options.shape.description, options.holdMicros, options.hold.description, options.backend,
-				options.warm ? "warm" : "cold", options.repeat);
+				options.warm ? "warm" : "cold", options.threads.name().toLowerCase(Locale.ROOT), options.repeat);
 		System.out.println("| workers | lender | req/s | peak lent | peak held | held / lent | fresh allocations "
 				+ "| p99 acquire | held after trim(0), workers idle |");
 		System.out.println("|---|---|---|---|---|---|---|---|---|");
@@ -201,15 +204,17 @@ public final class ServiceWorkload {
 		AtomicLong peakHeld = new AtomicLong();
 		AtomicLong acquires = new AtomicLong();
 		CountDownLatch done = new CountDownLatch(options.requests);
-		ThreadPoolExecutor executor = new ThreadPoolExecutor(workers, workers, 1, TimeUnit.MINUTES,
-				new LinkedBlockingQueue<>());
-		executor.prestartAllCoreThreads();
+		ExecutorService executor = options.threads.executor(workers);
+		Semaphore inFlight = new Semaphore(workers);
 		byte[] payload = new byte[64];
 		List<Throwable> failures = new ArrayList<>();
 		try (lender) {
 			long start = System.nanoTime();
 			for (int r = 0; r < options.requests; r++) {
 				int request = r;
+				if (options.threads == Threads.VIRTUAL) {
+					inFlight.acquire();
+				}
 				executor.execute(() -> {
 					try {
 						long[] sizes = options.shape.sizes(new SplittableRandom(request));
@@ -237,6 +242,9 @@ public final class ServiceWorkload {
 						}
 					}
 					finally {
+						if (options.threads == Threads.VIRTUAL) {
+							inFlight.release();
+						}
 						done.countDown();
 					}
 				});
@@ -338,7 +346,7 @@ public final class ServiceWorkload {
 
 	/** The run's settings, from the command line. */
 	record Options(int[] workers, int requests, long holdMicros, Hold hold, boolean warm, RequestShape shape,
-			String backend, List<String> lenders, int repeat, Path json) {
+			String backend, List<String> lenders, int repeat, Path json, Threads threads) {
 
 		/**
 		 * The options {@code args} set, the others at their defaults.
@@ -355,8 +363,47 @@ public final class ServiceWorkload {
 			return List.of("--workers", Arrays.stream(workers).mapToObj(Integer::toString).collect(Collectors.joining(",")),
 					"--requests", Integer.toString(this.requests), "--hold-us", Long.toString(this.holdMicros),
 					"--hold", this.hold.name(), "--start", this.warm ? "warm" : "cold", "--shape", this.shape.name(),
-					"--backend", this.backend, "--lenders", lender, "--repeat", Integer.toString(repeat));
+					"--backend", this.backend, "--lenders", lender, "--repeat", Integer.toString(repeat), "--threads",
+					this.threads.name());
 		}
+
+	}
+
+	/**
+	 * Who runs the requests: {@code workers} platform threads fed from one queue, as Tomcat's pool; or a virtual thread
+	 * per request, at most {@code workers} at once, as Tomcat with {@code spring.threads.virtual.enabled} (Java 21 and
+	 * later).
+	 */
+	enum Threads {
+
+		PLATFORM {
+
+			@Override
+			ExecutorService executor(int workers) {
+				ThreadPoolExecutor executor = new ThreadPoolExecutor(workers, workers, 1, TimeUnit.MINUTES,
+						new LinkedBlockingQueue<>());
+				executor.prestartAllCoreThreads();
+				return executor;
+			}
+
+		},
+
+		VIRTUAL {
+
+			@Override
+			ExecutorService executor(int workers) {
+				try {
+					return (ExecutorService) Executors.class.getMethod("newVirtualThreadPerTaskExecutor").invoke(null);
+				}
+				catch (ReflectiveOperationException ex) {
+					throw new IllegalStateException("virtual threads need Java 21 or later, not " + Runtime.version(),
+							ex);
+				}
+			}
+
+		};
+
+		abstract ExecutorService executor(int workers);
 
 	}
 
@@ -411,10 +458,14 @@ public final class ServiceWorkload {
 		@Option(names = "--json", paramLabel = "FILE", description = "Also write the results to FILE as JSON.")
 		Path json;
 
+		@Option(names = "--threads", defaultValue = "platform", description = "${COMPLETION-CANDIDATES}: workers fed "
+				+ "from one queue, or a virtual thread per request, --workers at once (default: ${DEFAULT-VALUE}).")
+		Threads threads;
+
 		@Override
 		public Options call() {
 			return new Options(this.workers, this.requests, this.holdMicros, this.hold, this.start == Start.WARM,
-					this.shape, this.backend, List.copyOf(this.lenders), this.repeat, this.json);
+					this.shape, this.backend, List.copyOf(this.lenders), this.repeat, this.json, this.threads);
 		}
 
 	}

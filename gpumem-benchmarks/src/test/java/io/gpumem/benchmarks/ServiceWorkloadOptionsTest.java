@@ -18,6 +18,7 @@ class ServiceWorkloadOptionsTest {
 		Options defaults = Options.parse();
 		assertThat(defaults.hold()).isEqualTo(Hold.PARK);
 		assertThat(defaults.warm()).isTrue();
+		assertThat(defaults.threads()).isEqualTo(ServiceWorkload.Threads.PLATFORM);
 		Options spinningCold = Options.parse("--hold", "spin", "--start", "cold", "--hold-us", "5");
 		assertThat(spinningCold.hold()).isEqualTo(Hold.SPIN);
 		assertThat(spinningCold.warm()).isFalse();
@@ -45,7 +46,7 @@ class ServiceWorkloadOptionsTest {
 	@Test
 	void aForkedRunIsGivenTheSameOptionsForOneLender() {
 		Options options = Options.parse("--workers", "16,64", "--hold", "spin", "--start", "cold", "--shape", "sample",
-				"--lenders", "gpumem,netty", "--json", "out.json");
+				"--lenders", "gpumem,netty", "--json", "out.json", "--threads", "virtual");
 		Options forked = Options.parse(options.forLender("netty", new int[] { 64 }, 1).toArray(String[]::new));
 		assertThat(forked.lenders()).containsExactly("netty");
 		assertThat(forked.workers()).containsExactly(64);
