@@ -97,7 +97,7 @@ public record DeviceLimit(SharedDevice device, long limitBytes, String source, b
 	public String describe(MemoryBudget budget, double fraction) {
 		StringBuilder line = new StringBuilder("Device ").append(this.device.ordinal());
 		if (this.device.visibleAs() != null) {
-			line.append(" (").append(this.device.visibleAs()).append(" in CUDA_VISIBLE_DEVICES)");
+			line.append(" (visible as ").append(this.device.visibleAs()).append(')');
 		}
 		line.append(": ").append(describe());
 		this.readings.stream()
@@ -112,15 +112,16 @@ public record DeviceLimit(SharedDevice device, long limitBytes, String source, b
 				.append(" protected by ")
 				.append(this.protectedSource);
 		}
-		line.append("; memory-fraction ").append(fraction).append(": budget ").append(ByteSizes.format(budget.limitBytes()));
-		int less = budget.origin().indexOf(", less the ");
-		if (less >= 0) {
-			line.append(budget.origin().substring(less));
-		}
-		else if (this.contextBytes > 0) {
-			line.append(", not less the ")
+		line.append("; memory-fraction ")
+			.append(fraction)
+			.append(": budget ")
+			.append(ByteSizes.format(budget.limitBytes()));
+		if (this.contextBytes > 0) {
+			boolean left = budget.limitBytes() < MemoryBudget.ofFraction(this.limitBytes, fraction).limitBytes();
+			line.append(left ? ", less the " : ", not less the ")
 				.append(ByteSizes.format(this.contextBytes))
-				.append(" the driver showed in use at startup, which would leave no budget");
+				.append(" the driver showed in use at startup")
+				.append(left ? "" : ", which would leave no budget");
 		}
 		return line.toString();
 	}

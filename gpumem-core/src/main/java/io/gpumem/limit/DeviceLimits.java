@@ -77,8 +77,7 @@ public final class DeviceLimits {
 	public DeviceLimit read(SharedDevice device, MemoryInfo card) {
 		List<LimitReading> readings = new ArrayList<>();
 		long limit = device.cardBytes();
-		String source = DeviceLimit.card(device);
-		boolean shared = false;
+		LimitReading winner = null;
 		LimitReading protectedAmount = null;
 		for (LimitSource from : this.sources) {
 			for (LimitReading stated : from.read(device)) {
@@ -91,19 +90,20 @@ public final class DeviceLimits {
 				if (reading.kind() == Kind.PROTECTED) {
 					protectedAmount = reading;
 				}
-				else if (reading == stated && (reading.bytes() < limit || (!shared && reading.bytes() == limit))) {
+				else if (reading == stated
+						&& (reading.bytes() < limit || (winner == null && reading.bytes() == limit))) {
 					limit = reading.bytes();
-					source = reading.source();
-					shared = true;
+					winner = reading;
 				}
 			}
 		}
 		long protectedBytes = (protectedAmount != null && protectedAmount.bytes() < limit) ? protectedAmount.bytes()
 				: 0;
-		boolean hooked = source.endsWith("(" + HamiLimit.SHARING + ")") && card.totalBytes() == limit;
+		boolean hooked = winner != null && winner.sharing().equals(HamiLimit.SHARING) && card.totalBytes() == limit;
 		long context = (hooked && card.usedBytes() < limit) ? card.usedBytes() : 0;
-		return new DeviceLimit(device, limit, source, shared, protectedBytes,
-				(protectedBytes > 0) ? protectedAmount.source() : null, context, readings);
+		return new DeviceLimit(device, limit, (winner != null) ? winner.source() : DeviceLimit.card(device),
+				winner != null, protectedBytes, (protectedBytes > 0) ? protectedAmount.source() : null, context,
+				readings);
 	}
 
 	/**

@@ -167,7 +167,8 @@ final class DmemLimit implements LimitSource {
 			return List.of();
 		}
 		catch (IOException ex) {
-			LOGGER.log(Level.WARNING, "gpumem could not read " + path + ", so it reads no device memory limit there", ex);
+			LOGGER.log(Level.WARNING, "gpumem could not read " + path + ", so it reads no device memory limit there",
+					ex);
 			return List.of();
 		}
 	}

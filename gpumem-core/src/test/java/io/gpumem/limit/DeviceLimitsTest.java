@@ -185,7 +185,7 @@ class DeviceLimitsTest {
 		DeviceLimit second = read(1, 8 * GIB);
 		assertThat(second.limitBytes()).isEqualTo(2 * GIB);
 		assertThat(second.device().visibleAs()).isEqualTo("3");
-		assertThat(second.describe(second.budget(0.5), 0.5)).startsWith("Device 1 (3 in CUDA_VISIBLE_DEVICES): limit 2.00 GiB");
+		assertThat(second.describe(second.budget(0.5), 0.5)).startsWith("Device 1 (visible as 3): limit 2.00 GiB");
 	}
 
 	@Test
