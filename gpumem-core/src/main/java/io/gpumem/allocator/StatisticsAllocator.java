@@ -6,7 +6,10 @@ import java.util.concurrent.atomic.LongAdder;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 
-/** Counts current, peak and total bytes and allocations passing through to another allocator. */
+/**
+ * Counts current, peak and total bytes and allocations passing through to another allocator: a block from when its
+ * allocation returned until its free begins, so that the current figures are never above what the other holds.
+ */
 public final class StatisticsAllocator extends AllocatorDecorator {
 
 	private final AtomicLong currentBytes = new AtomicLong();
@@ -46,9 +49,16 @@ public final class StatisticsAllocator extends AllocatorDecorator {
 
 	@Override
 	public void free(Allocation allocation) {
-		super.free(allocation);
 		this.currentBytes.addAndGet(-allocation.size());
 		this.currentCount.decrementAndGet();
+		try {
+			super.free(allocation);
+		}
+		catch (RuntimeException | Error ex) {
+			this.currentBytes.addAndGet(allocation.size());
+			this.currentCount.incrementAndGet();
+			throw ex;
+		}
 	}
 
 	/** Bytes allocated through this allocator and not yet freed: a plain read, for callers on a hot path. */

@@ -8,7 +8,10 @@ import io.gpumem.pool.arena.Span;
 /**
  * An immutable snapshot of a pool: what the endpoint, the metrics binder and the health indicator
  * read. Built by {@link #of}, its totals are the sums of its size-class rows, the requests above the top class
- * and (for cached bytes) the segments' free bytes, and {@code inUseBytes + cachedBytes == reservedBytes}.
+ * and (for cached bytes) the segments' free bytes, and {@code inUseBytes + cachedBytes == reservedBytes}; a pool that
+ * lends while it is read gives its reserved bytes as one reading instead ({@link #held}), never above what its
+ * allocator held at an instant of the read, and the rows, each a recent reading, add up to the totals once it is
+ * quiet.
  *
  * @param name the pool's name
  * @param kind the kind of memory it lends
@@ -62,6 +65,20 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 				sum.inUseBytes, sum.inUseBuffers, cachedBytes, sum.cachedBuffers, sum.inUseBytes + cachedBytes,
 				peakReservedBytes, maxCachedBytes, trimmedBytes, allocationFailures, leakedBuffers, memoryWaits,
 				claims, sizeClasses, aboveTopClass, segments);
+	}
+
+	/**
+	 * These statistics with {@code reservedBytes} the pool's reading of what it holds, taken once: the cached bytes
+	 * as read, at most that, and the rest in use, so that {@code inUseBytes + cachedBytes == reservedBytes} in every
+	 * read.
+	 */
+	PoolStatistics held(long reservedBytes) {
+		long cached = Math.min(this.cachedBytes, reservedBytes);
+		return new PoolStatistics(this.name, this.kind, this.requests, this.hits, this.misses, this.missNanos,
+				this.returns, reservedBytes - cached, this.inUseBuffers, cached, this.cachedBuffers, reservedBytes,
+				Math.max(this.peakReservedBytes, reservedBytes), this.maxCachedBytes, this.trimmedBytes,
+				this.allocationFailures, this.leakedBuffers, this.memoryWaits, this.claims, this.sizeClasses,
+				this.aboveTopClass, this.segments);
 	}
 
 	/** Bytes of the open claims ({@link Claims#claimedBytes()}). */

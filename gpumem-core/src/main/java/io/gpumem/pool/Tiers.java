@@ -328,7 +328,7 @@ final class Tiers {
 			tier.addCached(buffers, bytes);
 		}
 		return this.counters.snapshot(pool, kind, this.ladder, this.policy.maxBytes(), buffers, bytes,
-				segments(), claims);
+				segments(), claims).held(reservedBytes());
 	}
 
 	/** The arena's pieces of memory, their bytes, the bytes free in them, the largest free run and the addresses. */
