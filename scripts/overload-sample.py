@@ -69,6 +69,7 @@ def run(jar, capacity, port, seconds, extra):
                 future.result()
         elapsed = time.monotonic() - start
         device = json.loads(request(base, "/actuator/gpumem/device")[2])
+        admission = json.loads(request(base, "/actuator/gpumem")[2])["admission"]
         log.flush()
         with open(log.name) as lines:
             changes = sum(1 for line in lines if "GPU memory pressure (DEVICE memory)" in line)
@@ -88,7 +89,7 @@ def run(jar, capacity, port, seconds, extra):
             "goodput": statuses.count(200) / elapsed,
             "changes_per_minute": changes * 60 / elapsed,
             "lent_after": device["inUseBytes"],
-            "claimed_after": device["claims"]["claimedBytes"],
+            "claimed_after": admission["claimedBytes"],
             "log": log.name,
         }
     finally:

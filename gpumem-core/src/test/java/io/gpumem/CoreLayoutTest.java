@@ -68,6 +68,12 @@ class CoreLayoutTest {
 	}
 
 	@Test
+	void thePoolKnowsNothingOfTheAdmissionAboveIt() {
+		noClasses().that().resideInAPackage(POOL + "..").should().dependOnClassesThat()
+			.resideInAPackage("io.gpumem.admission").check(CORE);
+	}
+
+	@Test
 	void theCoreNeverImportsSpring() {
 		noClasses().should().dependOnClassesThat().resideInAPackage("org.springframework..").check(CORE);
 	}

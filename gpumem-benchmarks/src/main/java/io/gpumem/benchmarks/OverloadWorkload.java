@@ -16,11 +16,11 @@ import java.util.concurrent.atomic.LongAdder;
 import picocli.CommandLine;
 import picocli.CommandLine.Option;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.admission.GpuAdmissionException;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.GpuRetryOutOfMemoryException;
-import io.gpumem.pool.MemoryClaim;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -69,6 +69,7 @@ public final class OverloadWorkload {
 							.maxWait(options.maxWait)
 							.giveWay(admission == Admission.GIVE_WAY)
 							.build())) {
+			GpuAdmission byBytes = GpuAdmission.of(pool, options.maxWait);
 			long[][] requests = requests(options);
 			long[] latencies = new long[requests.length];
 			AtomicInteger next = new AtomicInteger();
@@ -83,7 +84,7 @@ public final class OverloadWorkload {
 				running.add(workers.submit(() -> {
 					for (int r = next.getAndIncrement(); r < requests.length; r = next.getAndIncrement()) {
 						long begun = System.nanoTime();
-						Outcome outcome = serve(admission, pool, requests[r], options, runsAgain);
+						Outcome outcome = serve(admission, pool, byBytes, requests[r], options, runsAgain);
 						switch (outcome) {
 							case COMPLETED -> {
 								completed.increment();
@@ -113,17 +114,17 @@ public final class OverloadWorkload {
 	}
 
 	/** One request: its buffers one after another, each step held; run again from the start when told to give way. */
-	private static Outcome serve(Admission admission, StratifiedMemoryPool pool, long[] sizes, Options options,
-			LongAdder runsAgain) {
+	private static Outcome serve(Admission admission, StratifiedMemoryPool pool, GpuAdmission byBytes, long[] sizes,
+			Options options, LongAdder runsAgain) {
 		for (;;) {
 			List<PooledBuffer> held = new ArrayList<>(sizes.length);
-			MemoryClaim claim = null;
+			GpuAdmission.Permit permit = null;
 			try {
 				if (admission == Admission.CLAIMS) {
-					claim = pool.claim(footprint(pool, sizes), options.maxWait);
+					permit = byBytes.enter(footprint(pool, sizes), options.maxWait);
 				}
 				for (long size : sizes) {
-					held.add((claim != null) ? claim.acquire(size) : pool.acquire(size));
+					held.add((permit != null) ? permit.acquire(size) : pool.acquire(size));
 					ServiceWorkload.Hold.PARK.hold(options.stepMillis * 1_000_000L);
 				}
 				return Outcome.COMPLETED;
@@ -136,8 +137,8 @@ public final class OverloadWorkload {
 			}
 			finally {
 				held.forEach(PooledBuffer::close);
-				if (claim != null) {
-					claim.close();
+				if (permit != null) {
+					permit.close();
 				}
 			}
 		}

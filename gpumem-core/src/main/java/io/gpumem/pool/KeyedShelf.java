@@ -69,7 +69,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 		ThreadState thread = ThreadState.current();
 		this.tiers.countRequest(kept.block.classIndex, kept.requestedBytes, thread.stripe);
 		return this.leaks.lend(this.pool, kept.block, kept.requestedBytes, thread, thread.stripe, false,
-				this.leaks.begin(kept.requestedBytes));
+				this.leaks.begin(kept.requestedBytes), null, null);
 	}
 
 	@Override
@@ -83,7 +83,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 			this.tiers.countReturn(block, home);
 			return true;
 		}
-		this.pool.giveBack(block, home, null);
+		this.pool.giveBack(block, home);
 		return false;
 	}
 

@@ -5,6 +5,7 @@ import java.lang.ref.ReferenceQueue;
 
 import io.gpumem.pool.arena.Block;
 import io.gpumem.pool.diagnostics.PoolRecorder;
+import io.gpumem.pool.recovery.Holdings;
 
 /**
  * Watches lent buffers for leaks at a pool's {@link LeakDetection} level: at {@code paranoid} every
@@ -46,15 +47,20 @@ final class LeakWatch {
 	 * not -1; {@code allocated} tells a block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
-			boolean allocated, long recorded) {
+			boolean allocated, long recorded, Holdings.Holder holder, LendAccount account) {
 		PoolRecorder.Lend lend = (recorded >= 0) ? this.recorder.lent(block, bytes, block.size, recorded) : null;
-		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home, lend);
+		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home, lend, holder, account);
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)
 					? new Throwable("buffer of " + bytes + " bytes acquired here") : null;
-			block.watch = new Leak(buffer, block, home, this.queue, site, lend);
+			block.watch = new Leak(buffer, block, home, this.queue, site, lend, holder, account);
 		}
 		return buffer;
+	}
+
+	/** The level buffers are watched at. */
+	LeakDetection level() {
+		return this.level;
 	}
 
 	private boolean watches(Block block, ThreadState thread, boolean allocated) {
@@ -72,36 +78,36 @@ final class LeakWatch {
 	}
 
 	/**
-	 * Hands the blocks of watched buffers that became unreachable without close to {@code giveBack}, and
-	 * reports each.
+	 * Ends, through {@code pool}, the lends of watched buffers that became unreachable without close, as a close
+	 * would have, and reports each.
 	 * @return how many were reclaimed
 	 */
-	int reclaim(String pool, GiveBack giveBack) {
+	int reclaim(StratifiedMemoryPool pool) {
 		int reclaimed = 0;
 		for (Leak leak; (leak = (Leak) this.queue.poll()) != null;) {
-			reclaimed += reclaim(pool, giveBack, leak);
+			reclaimed += reclaim(pool, leak);
 		}
 		return reclaimed;
 	}
 
 	/**
-	 * As {@link #reclaim(String, GiveBack)}, first waiting up to {@code timeoutMillis} for the garbage collector
+	 * As {@link #reclaim(StratifiedMemoryPool)}, first waiting up to {@code timeoutMillis} for the garbage collector
 	 * to find a watched buffer unreachable.
 	 */
-	int awaitReclaim(String pool, GiveBack giveBack, long timeoutMillis) throws InterruptedException {
+	int awaitReclaim(StratifiedMemoryPool pool, long timeoutMillis) throws InterruptedException {
 		Leak first = (Leak) this.queue.remove(timeoutMillis);
-		return (first != null) ? reclaim(pool, giveBack, first) + reclaim(pool, giveBack) : 0;
+		return (first != null) ? reclaim(pool, first) + reclaim(pool) : 0;
 	}
 
-	private int reclaim(String pool, GiveBack giveBack, Leak leak) {
+	private int reclaim(StratifiedMemoryPool pool, Leak leak) {
 		Block block = leak.block;
 		if (!Block.WATCH.compareAndSet(block, leak, null)) {
 			return 0;
 		}
-		giveBack.giveBack(block, leak.stripe, leak.lend);
+		pool.endLend(block, leak.stripe, leak.requestedBytes, leak.lend, leak.holder, leak.account);
 		this.counters.countLeak();
 		LOGGER.log(System.Logger.Level.WARNING, "LEAK: a buffer of " + leak.requestedBytes + " bytes from pool '"
-				+ pool + "' became unreachable without close(); its memory was reclaimed."
+				+ pool.name() + "' became unreachable without close(); its memory was reclaimed."
 				+ ((leak.site == null) ? " Set leak detection to paranoid to see where it was acquired." : ""),
 				leak.site);
 		return 1;
@@ -127,14 +133,22 @@ final class LeakWatch {
 		/** The buffer's recorded lend, or null. */
 		final PoolRecorder.Lend lend;
 
+		/** The thread whose holdings count the block, or null. */
+		final Holdings.Holder holder;
+
+		/** The account the buffer was lent on, or null. */
+		final LendAccount account;
+
 		Leak(PooledBuffer buffer, Block block, int stripe, ReferenceQueue<PooledBuffer> queue, Throwable site,
-				PoolRecorder.Lend lend) {
+				PoolRecorder.Lend lend, Holdings.Holder holder, LendAccount account) {
 			super(buffer, queue);
 			this.block = block;
 			this.stripe = stripe;
 			this.requestedBytes = buffer.size();
 			this.site = site;
 			this.lend = lend;
+			this.holder = holder;
+			this.account = account;
 		}
 
 	}

@@ -41,19 +41,12 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 
 	/**
 	 * The bytes a buffer of {@code bytes} takes of the pool: its size class, or its size rounded up to the pool's
-	 * alignment; what a {@link MemoryClaim} counts for it.
+	 * alignment; what an admission by bytes counts for it.
 	 */
 	long blockSize(long bytes);
 
-	/**
-	 * Claims {@code bytes} of the pool's memory for one request, which then acquires its buffers from the claim
-	 * ({@link MemoryClaim#acquire}): claims are admitted in order of arrival while they fit, each waiting at most
-	 * {@code maxWait} for its turn and room.
-	 * @throws IllegalArgumentException if {@code bytes} is not positive or {@code maxWait} negative
-	 * @throws io.gpumem.memory.GpuOutOfMemoryException at once if {@code bytes} exceed the device or the budget
-	 * @throws io.gpumem.admission.GpuAdmissionException if the wait ran out, with a fair time to retry after
-	 */
-	MemoryClaim claim(long bytes, Duration maxWait);
+	/** What the pool offers an admission by bytes ({@link io.gpumem.admission.GpuAdmission}). */
+	MemorySupply supply();
 
 	/** A new shelf where a user of this pool sets closed buffers aside by key, at most {@code maxPerKey} a key. */
 	BufferShelf shelf(int maxPerKey);

@@ -212,7 +212,7 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 	 * {@code cachedBytes} per slot, and the arena's {@code segments}, whose free bytes belong to no class.
 	 */
 	PoolStatistics snapshot(String pool, MemoryKind kind, SizeClassLadder ladder, long maxCachedBytes,
-			long[] cachedBuffers, long[] cachedBytes, PoolStatistics.Segments segments, PoolStatistics.Claims claims) {
+			long[] cachedBuffers, long[] cachedBytes, PoolStatistics.Segments segments) {
 		long[] requests = new long[slots()];
 		long[] returns = new long[slots()];
 		for (Cell cell : this.cells) {
@@ -233,8 +233,7 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 				segments, this.missNanos.sum(), this.peakReservedBytes.get(), maxCachedBytes, this.trimmedBytes.sum(),
 				this.allocationFailures.sum(), this.leakedBuffers.sum(),
 				new PoolStatistics.Waits(this.waits.sum(), this.waitTimeouts.sum(), this.waitNanos.sum(),
-						this.gcRequests.sum(), this.streamWaits.sum(), this.gaveWay.sum()),
-				claims);
+						this.gcRequests.sum(), this.streamWaits.sum(), this.gaveWay.sum()));
 	}
 
 	/**

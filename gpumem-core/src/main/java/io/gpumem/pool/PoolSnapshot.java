@@ -21,10 +21,9 @@ import io.gpumem.pool.diagnostics.PoolRecorder;
  *
  * @param pool the pool's name
  * @param reservedBytes the bytes the pool held from its allocator when the snapshot was taken
- * @param claimedBytes the bytes of the pool's open claims then ({@link MemoryClaim})
  * @param segments the segments, the arena's in the order allocated, then the blocks above the top class
  */
-public record PoolSnapshot(String pool, long reservedBytes, long claimedBytes, List<SegmentView> segments) {
+public record PoolSnapshot(String pool, long reservedBytes, List<SegmentView> segments) {
 
 	public PoolSnapshot {
 		segments = List.copyOf(segments);
@@ -35,7 +34,7 @@ public record PoolSnapshot(String pool, long reservedBytes, long claimedBytes, L
 	 * of the {@code tiers} keeps it, {@code pending} where closed after stream work, lent otherwise, acquired where
 	 * one of the {@code lends} kept says.
 	 */
-	static PoolSnapshot of(String pool, long reservedBytes, long claimedBytes, Arena arena, LargeBlocks large, List<Tier> tiers,
+	static PoolSnapshot of(String pool, long reservedBytes, Arena arena, LargeBlocks large, List<Tier> tiers,
 			Map<Block, Upkeep.Pending> pending, Map<Object, PoolRecorder.Lend> lends) {
 		long now = System.nanoTime();
 		Map<Block, Long> cached = new IdentityHashMap<>();
@@ -53,7 +52,7 @@ public record PoolSnapshot(String pool, long reservedBytes, long claimedBytes, L
 			segments.add(new SegmentView(piece.bytes(), blocks));
 		}
 		large.blocks().forEach((block) -> segments.add(new SegmentView(block.size, List.of(view.apply(block, 0L)))));
-		return new PoolSnapshot(pool, reservedBytes, claimedBytes, segments);
+		return new PoolSnapshot(pool, reservedBytes, segments);
 	}
 
 	/**

@@ -31,7 +31,6 @@ import io.gpumem.pool.arena.Span;
  * @param allocationFailures acquires that failed for want of memory, after retries
  * @param leakedBuffers buffers reclaimed after becoming unreachable without close
  * @param memoryWaits acquires that waited for memory to be returned ({@link PoolConfig#maxWait()})
- * @param claims the admission of claims by the bytes they need
  * @param sizeClasses one row per size class, smallest first
  * @param aboveTopClass requests above the top size class, and the blocks that serve them
  * @param segments the arena the size classes' blocks are cut from
@@ -39,7 +38,7 @@ import io.gpumem.pool.arena.Span;
 public record PoolStatistics(String name, MemoryKind kind, long requests, long hits, long misses, long missNanos,
 		long returns, long inUseBytes, long inUseBuffers, long cachedBytes, long cachedBuffers, long reservedBytes,
 		long peakReservedBytes, long maxCachedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers,
-		Waits memoryWaits, Claims claims, List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass, Segments segments) {
+		Waits memoryWaits, List<SizeClassStatistics> sizeClasses, AboveTopClass aboveTopClass, Segments segments) {
 
 	public PoolStatistics {
 		sizeClasses = List.copyOf(sizeClasses);
@@ -52,7 +51,7 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 	 */
 	public static PoolStatistics of(String name, MemoryKind kind, List<SizeClassStatistics> sizeClasses,
 			AboveTopClass aboveTopClass, Segments segments, long missNanos, long peakReservedBytes,
-			long maxCachedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits, Claims claims) {
+			long maxCachedBytes, long trimmedBytes, long allocationFailures, long leakedBuffers, Waits memoryWaits) {
 		AboveTopClass sum = aboveTopClass;
 		for (SizeClassStatistics row : sizeClasses) {
 			sum = new AboveTopClass(sum.requests + row.requests(), sum.hits + row.hits(), sum.misses + row.misses(),
@@ -64,7 +63,7 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 		return new PoolStatistics(name, kind, sum.requests, sum.hits, sum.misses, missNanos, sum.returns,
 				sum.inUseBytes, sum.inUseBuffers, cachedBytes, sum.cachedBuffers, sum.inUseBytes + cachedBytes,
 				peakReservedBytes, maxCachedBytes, trimmedBytes, allocationFailures, leakedBuffers, memoryWaits,
-				claims, sizeClasses, aboveTopClass, segments);
+				sizeClasses, aboveTopClass, segments);
 	}
 
 	/**
@@ -77,13 +76,8 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 		return new PoolStatistics(this.name, this.kind, this.requests, this.hits, this.misses, this.missNanos,
 				this.returns, reservedBytes - cached, this.inUseBuffers, cached, this.cachedBuffers, reservedBytes,
 				Math.max(this.peakReservedBytes, reservedBytes), this.maxCachedBytes, this.trimmedBytes,
-				this.allocationFailures, this.leakedBuffers, this.memoryWaits, this.claims, this.sizeClasses,
+				this.allocationFailures, this.leakedBuffers, this.memoryWaits, this.sizeClasses,
 				this.aboveTopClass, this.segments);
-	}
-
-	/** Bytes of the open claims ({@link Claims#claimedBytes()}). */
-	public long claimedBytes() {
-		return this.claims.claimedBytes();
 	}
 
 	/** Hits over requests, 0 before the first request. */
@@ -171,27 +165,6 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 
 		/** No waits: for pools that never wait. */
 		public static final Waits NONE = new Waits(0, 0, 0, 0, 0, 0);
-
-	}
-
-	/**
-	 * The pool's admission by bytes ({@link MemoryClaim}s).
-	 *
-	 * @param claimedBytes bytes of the open claims
-	 * @param lentBytes bytes of the blocks lent from them
-	 * @param open claims open
-	 * @param waiting claims waiting in line
-	 * @param admitted claims admitted so far
-	 * @param waits those that had to wait, admitted in the end or not
-	 * @param timeouts waits that ran out (or were interrupted), each of which was turned away
-	 * @param refusals claims larger than the pool's reach, refused at once
-	 * @param waitNanos time spent in line, all claims together
-	 */
-	public record Claims(long claimedBytes, long lentBytes, long open, long waiting, long admitted, long waits,
-			long timeouts, long refusals, long waitNanos) {
-
-		/** No claims: for caches that admit none. */
-		public static final Claims NONE = new Claims(0, 0, 0, 0, 0, 0, 0, 0, 0);
 
 	}
 

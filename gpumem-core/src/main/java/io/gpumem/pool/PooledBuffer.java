@@ -27,18 +27,21 @@ public final class PooledBuffer extends GpuBuffer {
 	/** The buffer's recorded lend, or null. */
 	private final PoolRecorder.Lend lend;
 
-	/** The claim the buffer was lent from, or null. */
-	private MemoryClaim claim;
-
 	/** The thread whose holdings count the block, or null: for buffers above the free lists' classes. */
-	private Holdings.Holder holder;
+	private final Holdings.Holder holder;
+
+	/** The account the buffer was lent on besides the pool's, or null. */
+	private final LendAccount account;
 
 	/** The lent block; null once closed. Written plainly: a buffer passes between threads only with a happens-before edge. */
 	private Block block;
 
-	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, int stripe, PoolRecorder.Lend lend) {
+	PooledBuffer(StratifiedMemoryPool pool, Block block, long size, int stripe, PoolRecorder.Lend lend,
+			Holdings.Holder holder, LendAccount account) {
 		this.pool = pool;
 		this.lend = lend;
+		this.holder = holder;
+		this.account = account;
 		this.size = size;
 		this.kind = block.allocation.kind();
 		this.stripe = stripe;
@@ -86,8 +89,7 @@ public final class PooledBuffer extends GpuBuffer {
 		if (released != null) {
 			this.block = null;
 			released.unwatch();
-			this.pool.giveBack(released, this.stripe, this.lend);
-			returned(released);
+			this.pool.endLend(released, this.stripe, this.size, this.lend, this.holder, this.account);
 		}
 		Reference.reachabilityFence(this);
 	}
@@ -105,8 +107,7 @@ public final class PooledBuffer extends GpuBuffer {
 		Block released = this.block;
 		this.block = null;
 		released.unwatch();
-		this.pool.giveBackAfter(released, this.stripe, stream, event, this.lend);
-		returned(released);
+		this.pool.endLendAfter(released, this.stripe, this.size, this.lend, this.holder, this.account, stream, event);
 		Reference.reachabilityFence(this);
 	}
 
@@ -142,36 +143,10 @@ public final class PooledBuffer extends GpuBuffer {
 		if (detached != null) {
 			this.block = null;
 			detached.unwatch();
-			owner.recordClose(this.lend);
-			returned(detached);
+			owner.endLendKept(detached, this.size, this.lend, this.holder, this.account);
 		}
 		Reference.reachabilityFence(this);
 		return detached;
-	}
-
-	/** Marks the buffer as lent from {@code claim}, which counts its block until it is closed. */
-	void claim(MemoryClaim claim) {
-		this.claim = claim;
-	}
-
-	/** Counts the block with {@code holder}'s, until the buffer is closed. */
-	void heldBy(Holdings.Holder holder) {
-		this.holder = holder;
-		holder.add(currentBlock().size);
-	}
-
-	/** Gives the block back to the claim and the holder that counted it. */
-	private void returned(Block block) {
-		MemoryClaim from = this.claim;
-		if (from != null) {
-			this.claim = null;
-			from.returned(this.pool.blockSize(this.size));
-		}
-		Holdings.Holder by = this.holder;
-		if (by != null) {
-			this.holder = null;
-			by.remove(block.size);
-		}
 	}
 
 	@Override

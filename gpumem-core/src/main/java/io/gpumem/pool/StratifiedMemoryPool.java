@@ -37,9 +37,12 @@ import io.gpumem.stream.GpuStream;
  * to the allocator's. Buffers above 64 KiB are counted on the thread that acquired them, so that where every
  * thread holding memory waits for more, the one holding most is told to give way
  * ({@link io.gpumem.memory.GpuRetryOutOfMemoryException}) instead of all of them waiting out {@code max-wait}.
- * {@link MemoryClaim}s admit requests by the bytes they need, in order of arrival. Buffers closed after a stream ({@link PooledBuffer#closeAfter(GpuStream)}) and leaked
- * ones ({@link LeakDetection}) come back on misses, trims and the maintenance run, which also releases what
- * stayed cached {@code idle-trim-after}. Statistics take no lock a request thread takes and change nothing.
+ * An admission by bytes ({@link io.gpumem.admission.GpuAdmission}) lends on its own accounts through the pool's
+ * {@link MemorySupply}. Every lend ends in one place, whatever ended it (a close, a close after a stream, a shelf, a
+ * leak reclaimed): the holder, the account, the counters and the recorder are settled there. Buffers closed after a
+ * stream ({@link PooledBuffer#closeAfter(GpuStream)}) and leaked ones ({@link LeakDetection}) come back on misses,
+ * trims and the maintenance run, which also releases what stayed cached {@code idle-trim-after}. Statistics take no
+ * lock a request thread takes and change nothing.
  * A pool over a device that failed for good ({@link DeviceHealth}) lends nothing more.
  */
 public final class StratifiedMemoryPool implements MemoryPool {
@@ -60,7 +63,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private final Reservation reservation;
 
-	private final Claims claims;
+	private final Supply supply = new Supply();
 
 	/** Which threads hold the pool's buffers above the free lists' classes, where threads may be told to give way. */
 	private final Holdings holdings;
@@ -90,13 +93,10 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::currentBytes);
 		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
-		this.upkeep = new Upkeep(this.name, this.recorder, this.leaks, this::giveBack, this.tiers,
-				config.idleTrimAfter());
+		this.upkeep = new Upkeep(this, this.recorder, this.leaks, this.tiers, config.idleTrimAfter());
 		this.holdings = config.giveWay() ? new Holdings() : null;
 		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
 				this.recorder, this.holdings);
-		this.claims = new Claims(this.name, () -> this.tiers.reservedBytes() - this.tiers.cachedBytes(),
-				this.reservation::reach, this.upkeep::giveBackLate);
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);
@@ -146,6 +146,10 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public PooledBuffer acquire(long bytes, Duration maxWait) {
+		return acquire(bytes, maxWait, null);
+	}
+
+	private PooledBuffer acquire(long bytes, Duration maxWait, LendAccount account) {
 		checkRequest("buffer", bytes, maxWait);
 		int classIndex = this.ladder.indexOf(bytes);
 		ThreadState thread = ThreadState.current();
@@ -161,21 +165,17 @@ public final class StratifiedMemoryPool implements MemoryPool {
 				block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);
 			}
 		}
-		PooledBuffer buffer = this.leaks.lend(this, block, bytes, thread, home, allocated, recorded);
+		Holdings.Holder holder = null;
 		if (this.holdings != null && bytes > PoolConfig.FREE_LISTS_LIMIT) {
-			buffer.heldBy(this.holdings.current());
+			holder = this.holdings.current();
+			holder.add(block.size);
 		}
-		return buffer;
+		return this.leaks.lend(this, block, bytes, thread, home, allocated, recorded, holder, account);
 	}
 
-	/**
-	 * {@inheritDoc} Claims are admitted while the open claims and what is lent outside them fit the device's
-	 * capacity or the pool's budget (other pools' and processes' memory is not counted).
-	 */
 	@Override
-	public MemoryClaim claim(long bytes, Duration maxWait) {
-		checkRequest("claim", bytes, maxWait);
-		return this.claims.claim(this, bytes, maxWait, this.reservation.refuseBeyondReach(bytes));
+	public MemorySupply supply() {
+		return this.supply;
 	}
 
 	/**
@@ -224,6 +224,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.upkeep.giveBackLate();
 		long released = this.tiers.trim(keepBytes, 0);
 		this.recorder.trimmed(keepBytes, released, false);
+		this.supply.memoryReturned();
 		return released;
 	}
 
@@ -234,7 +235,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public PoolStatistics statistics() {
-		return this.tiers.statistics(this.name, kind(), this.claims.statistics());
+		return this.tiers.statistics(this.name, kind());
 	}
 
 	/** The settings the pool was made with. */
@@ -249,8 +250,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	@Override
 	public Optional<PoolSnapshot> snapshot() {
-		return Optional.of(this.tiers.snapshot(this.name, this.claims.statistics().claimedBytes(),
-				this.upkeep.pendingBlocks(), this.recorder.lends()));
+		return Optional.of(this.tiers.snapshot(this.name, this.upkeep.pendingBlocks(), this.recorder.lends()));
 	}
 
 	@Override
@@ -286,7 +286,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		}
 		this.upkeep.close();
 		this.tiers.close();
-		this.claims.close();
+		this.supply.memoryReturned();
 		long inUse = reservedBytes();
 		if (inUse > 0) {
 			LOGGER.log(System.Logger.Level.WARNING, "Pool ''{0}'' closed with {1} still lent out; it goes back to "
@@ -306,35 +306,67 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	}
 
 	/**
-	 * Called by {@link PooledBuffer#close()}: the block goes back to its tier, from the stripe of the thread that took
-	 * it, and the close of its buffer's {@code lend} is recorded once it is back.
+	 * Ends a lend, whatever ended it: a close, or a leak reclaimed. Its account is settled before its block goes back to
+	 * its tier, from the stripe of the thread that took it, so that an admission reading what the pool lends
+	 * ({@link MemorySupply}) and then what its accounts hold never finds the block free before it is back; its holder
+	 * after, so that a waiter finding no memory meanwhile never takes the thread for one holding none.
 	 */
-	void giveBack(Block block, int stripe, PoolRecorder.Lend lend) {
+	void endLend(Block block, int stripe, long requestedBytes, PoolRecorder.Lend lend, Holdings.Holder holder,
+			LendAccount account) {
 		if (lend != null) {
 			this.recorder.returned(lend);
 		}
-		this.tiers.giveBack(block, stripe);
-		this.reservation.memoryReturned();
-		this.claims.memoryReturned();
+		settle(block, requestedBytes, null, account);
+		giveBack(block, stripe);
+		settle(block, requestedBytes, holder, null);
 		if (lend != null) {
 			this.recorder.closed(lend, null);
 		}
 	}
 
-	/** Releases a block closed after stream work once its event completes, and records its close then. */
-	void giveBackAfter(Block block, int stripe, GpuStream stream, GpuEvent event, PoolRecorder.Lend lend) {
+	/**
+	 * Ends a lend closed after stream work, settled now, as the pool counts its block held until the work completes;
+	 * the block goes back then, and its close is recorded then.
+	 */
+	void endLendAfter(Block block, int stripe, long requestedBytes, PoolRecorder.Lend lend, Holdings.Holder holder,
+			LendAccount account, GpuStream stream, GpuEvent event) {
 		if (lend != null) {
 			this.recorder.returned(lend);
 		}
 		this.upkeep.afterEvent(new Upkeep.Pending(block, stripe, stream, event, System.nanoTime(), lend));
+		settle(block, requestedBytes, holder, account);
 	}
 
-	/** Records the close of a buffer whose block the pool keeps otherwise than a close would (a shelf). */
-	void recordClose(PoolRecorder.Lend lend) {
+	/** Ends a lend whose block the pool keeps otherwise than a close would (a shelf). */
+	void endLendKept(Block block, long requestedBytes, PoolRecorder.Lend lend, Holdings.Holder holder,
+			LendAccount account) {
 		if (lend != null) {
 			this.recorder.returned(lend);
+		}
+		settle(block, requestedBytes, holder, account);
+		if (lend != null) {
 			this.recorder.closed(lend, null);
 		}
+	}
+
+	/**
+	 * The one place a lend's books beyond the tiers are settled, however it ended: the bytes its thread holds, and its
+	 * account's.
+	 */
+	private void settle(Block block, long requestedBytes, Holdings.Holder holder, LendAccount account) {
+		if (holder != null) {
+			holder.remove(block.size);
+		}
+		if (account != null) {
+			account.ended(blockSize(requestedBytes));
+		}
+	}
+
+	/** Puts a block back in its tier, from stripe {@code stripe}, and tells those waiting for memory. */
+	void giveBack(Block block, int stripe) {
+		this.tiers.giveBack(block, stripe);
+		this.reservation.memoryReturned();
+		this.supply.memoryReturned();
 	}
 
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */
@@ -362,6 +394,73 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		if (this.closed.get()) {
 			throw new IllegalStateException("pool '" + this.name + "' is closed");
 		}
+	}
+
+	/** What the pool offers an admission by bytes. */
+	private final class Supply implements MemorySupply {
+
+		private volatile Runnable hook;
+
+		@Override
+		public String name() {
+			return StratifiedMemoryPool.this.name;
+		}
+
+		@Override
+		public long blockSize(long bytes) {
+			return StratifiedMemoryPool.this.blockSize(bytes);
+		}
+
+		@Override
+		public long reachBytes() {
+			return StratifiedMemoryPool.this.reservation.reach();
+		}
+
+		@Override
+		public GpuOutOfMemoryException refuseBeyondReach(long bytes) {
+			return StratifiedMemoryPool.this.reservation.refuseBeyondReach(bytes);
+		}
+
+		@Override
+		public long lentBytes(boolean settleFirst) {
+			if (settleFirst && !isClosed()) {
+				StratifiedMemoryPool.this.upkeep.giveBackLate();
+			}
+			Tiers tiers = StratifiedMemoryPool.this.tiers;
+			return Math.max(0, tiers.reservedBytes() - tiers.cachedBytes());
+		}
+
+		@Override
+		public synchronized void whenMemoryReturns(Runnable hook) {
+			Runnable before = this.hook;
+			this.hook = (before == null) ? hook : () -> {
+				before.run();
+				hook.run();
+			};
+		}
+
+		@Override
+		public boolean isClosed() {
+			return StratifiedMemoryPool.this.isClosed();
+		}
+
+		@Override
+		public LeakDetection leakDetection() {
+			return StratifiedMemoryPool.this.leaks.level();
+		}
+
+		@Override
+		public PooledBuffer acquire(long bytes, Duration maxWait, LendAccount account) {
+			return StratifiedMemoryPool.this.acquire(bytes, maxWait, Objects.requireNonNull(account, "account"));
+		}
+
+		void memoryReturned() {
+			Runnable hook = this.hook;
+			if (hook != null) {
+				hook.run();
+			}
+		}
+
 	}
 
 }

@@ -291,9 +291,8 @@ final class Tiers {
 	}
 
 	/** The pool's memory map ({@link PoolSnapshot}); {@code pending}: the blocks closed after stream work. */
-	PoolSnapshot snapshot(String pool, long claimedBytes, Map<Block, Upkeep.Pending> pending,
-			Map<Object, PoolRecorder.Lend> lends) {
-		return PoolSnapshot.of(pool, reservedBytes(), claimedBytes, this.arena, this.large, trimOrder(), pending, lends);
+	PoolSnapshot snapshot(String pool, Map<Block, Upkeep.Pending> pending, Map<Object, PoolRecorder.Lend> lends) {
+		return PoolSnapshot.of(pool, reservedBytes(), this.arena, this.large, trimOrder(), pending, lends);
 	}
 
 	/** Bytes held from the allocator: the arena's segments and the blocks above the top class. */
@@ -321,14 +320,14 @@ final class Tiers {
 	}
 
 	/** The pool's statistics: the counters, with what each tier keeps per class and the arena's segments. */
-	PoolStatistics statistics(String pool, MemoryKind kind, PoolStatistics.Claims claims) {
+	PoolStatistics statistics(String pool, MemoryKind kind) {
 		long[] buffers = new long[this.counters.slots()];
 		long[] bytes = new long[this.counters.slots()];
 		for (Tier tier : trimOrder()) {
 			tier.addCached(buffers, bytes);
 		}
 		return this.counters.snapshot(pool, kind, this.ladder, this.policy.maxBytes(), buffers, bytes,
-				segments(), claims).held(reservedBytes());
+				segments()).held(reservedBytes());
 	}
 
 	/** The arena's pieces of memory, their bytes, the bytes free in them, the largest free run and the addresses. */

@@ -29,11 +29,9 @@ final class Upkeep {
 
 	private final PoolRecorder recorder;
 
-	private final String pool;
+	private final StratifiedMemoryPool pool;
 
 	private final LeakWatch leaks;
-
-	private final GiveBack giveBack;
 
 	private final Tiers tiers;
 
@@ -48,16 +46,14 @@ final class Upkeep {
 	private volatile boolean closed;
 
 	/**
-	 * The upkeep of pool {@code pool}, whose {@code recorder} it tells, whose late blocks go back through {@code giveBack}
-	 * and whose {@code tiers} let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until
+	 * The upkeep of {@code pool}, whose {@code recorder} it tells, to which its late blocks go back, and whose
+	 * {@code tiers} let go of what they kept {@code idleTrimAfter} (null for never); its maintenance runs until
 	 * {@link #close()}.
 	 */
-	Upkeep(String pool, PoolRecorder recorder, LeakWatch leaks, GiveBack giveBack, Tiers tiers,
-			Duration idleTrimAfter) {
+	Upkeep(StratifiedMemoryPool pool, PoolRecorder recorder, LeakWatch leaks, Tiers tiers, Duration idleTrimAfter) {
 		this.recorder = recorder;
 		this.pool = pool;
 		this.leaks = leaks;
-		this.giveBack = giveBack;
 		this.tiers = tiers;
 		this.idleTrimNanos = (idleTrimAfter != null) ? idleTrimAfter.toNanos() : 0;
 		this.maintenance = Maintenance.schedule(this::maintain, this.idleTrimNanos);
@@ -84,7 +80,7 @@ final class Upkeep {
 	 * @return whether any came back
 	 */
 	boolean giveBackLate() {
-		int released = this.leaks.reclaim(this.pool, this.giveBack);
+		int released = this.leaks.reclaim(this.pool);
 		for (Iterator<Pending> it = this.pending.iterator(); it.hasNext();) {
 			Pending next = it.next();
 			if (settled(next.event) && this.pending.remove(next)) {
@@ -105,7 +101,7 @@ final class Upkeep {
 	 * and takes back those found.
 	 */
 	void awaitLeaks(long timeoutMillis) throws InterruptedException {
-		this.leaks.awaitReclaim(this.pool, this.giveBack, timeoutMillis);
+		this.leaks.awaitReclaim(this.pool, timeoutMillis);
 	}
 
 	/** The blocks waiting for their event, closed after stream work that has not completed, each with its wait. */
@@ -153,7 +149,7 @@ final class Upkeep {
 	void close() {
 		this.closed = true;
 		this.maintenance.cancel(false);
-		this.leaks.reclaim(this.pool, this.giveBack);
+		this.leaks.reclaim(this.pool);
 		giveBackAll();
 	}
 
@@ -171,7 +167,7 @@ final class Upkeep {
 	/** Gives the block back once its work has run: closing the event waits for it. */
 	private void giveBack(Pending pending) {
 		pending.event.close();
-		this.giveBack.giveBack(pending.block, pending.stripe, null);
+		this.pool.giveBack(pending.block, pending.stripe);
 		if (pending.lend != null) {
 			this.recorder.closed(pending.lend, pending.stream);
 		}
@@ -197,7 +193,7 @@ final class Upkeep {
 			trimIdle();
 		}
 		catch (RuntimeException ex) {
-			LOGGER.log(System.Logger.Level.WARNING, "Maintenance of pool '" + this.pool + "' failed", ex);
+			LOGGER.log(System.Logger.Level.WARNING, "Maintenance of pool '" + this.pool.name() + "' failed", ex);
 		}
 	}
 

@@ -187,8 +187,7 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 		new TreeMap<>(this.sizes).forEach((size, counters) -> rows.add(counters.row(size, this.shelf)));
 		return PoolStatistics.of(this.name, kind(), rows, PoolStatistics.AboveTopClass.NONE,
 				PoolStatistics.Segments.NONE, 0, this.peakReservedBytes.get(), Long.MAX_VALUE, this.trimmedBytes.sum(),
-				this.allocationFailures.sum(), 0, PoolStatistics.Waits.NONE,
-				PoolStatistics.Claims.NONE);
+				this.allocationFailures.sum(), 0, PoolStatistics.Waits.NONE);
 	}
 
 	/** Gives every buffer set aside back to the device pool; buffers still lent go back as they are closed. */

@@ -9,7 +9,7 @@ import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.LongFunction;
 
 import io.gpumem.memory.ElementType;
-import io.gpumem.pool.MemoryClaim;
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PooledBuffer;
 
@@ -29,7 +29,7 @@ public final class MemoryScope implements AutoCloseable {
 
 	private final String name;
 
-	/** Where the scope's buffers come from: a pool, or a claim on one. */
+	/** Where the scope's buffers come from: a pool, or an admission's permit on one. */
 	private final LongFunction<PooledBuffer> source;
 
 	private final Set<ScopedBuffer> open;
@@ -55,9 +55,9 @@ public final class MemoryScope implements AutoCloseable {
 		return new MemoryScope(name, Objects.requireNonNull(pool, "pool")::acquire, 16);
 	}
 
-	/** An empty scope whose buffers are drawn from {@code claim} ({@link MemoryClaim#acquire}). */
-	public static MemoryScope open(String name, MemoryClaim claim) {
-		return new MemoryScope(name, Objects.requireNonNull(claim, "claim")::acquire, 16);
+	/** An empty scope whose buffers are drawn from {@code permit} ({@link GpuAdmission.Permit#acquire}). */
+	public static MemoryScope open(String name, GpuAdmission.Permit permit) {
+		return new MemoryScope(name, Objects.requireNonNull(permit, "permit")::acquire, 16);
 	}
 
 	/** A builder for a scope that knows its workload in advance. */

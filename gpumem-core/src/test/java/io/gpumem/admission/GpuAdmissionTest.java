@@ -35,9 +35,10 @@ class GpuAdmissionTest {
 		GpuAdmission.Permit second = admission.enter();
 		assertThat(admission.active()).isEqualTo(2);
 		assertThatExceptionOfType(GpuAdmissionException.class).isThrownBy(admission::enter)
-			.withMessage("GPU work on device 0 not admitted: 2 pieces of work run at once (the limit) and 0 more "
-					+ "wait; none finished within 50 ms")
-			.satisfies((ex) -> assertThat(ex.retryAfter()).isEqualTo(Duration.ofMillis(50)));
+			.withMessage("GPU work on device 0 not admitted within 50 ms: 2 pieces of work run at once (the limit) "
+					+ "and 0 more wait ahead of it")
+			.satisfies((ex) -> assertThat(ex.refused()).isEqualTo(GpuAdmissionException.Refused.PERMIT))
+			.satisfies((ex) -> assertThat(ex.retryAfter()).isEqualTo(Duration.ofSeconds(1)));
 		assertThat(admission.rejections()).isEqualTo(1);
 		assertThat(admission.waits()).isEqualTo(1);
 		assertThat(admission.waitTime()).isGreaterThanOrEqualTo(Duration.ofMillis(50));
@@ -64,7 +65,7 @@ class GpuAdmissionTest {
 				}
 			}));
 			int waiting = i + 1;
-			await().atMost(Duration.ofMinutes(1)).until(() -> admission.queued() == waiting);
+			await().atMost(Duration.ofMinutes(1)).until(() -> admission.waiting() == waiting);
 		}
 		running.close();
 		for (Future<?> waiter : waiters) {

@@ -16,10 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledForJreRange;
 import org.junit.jupiter.api.condition.JRE;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuRetryOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
-import io.gpumem.pool.MemoryClaim;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
@@ -49,10 +49,11 @@ class VirtualThreadsTest {
 						PoolConfig.builder("pinned").build());
 				StratifiedMemoryPool device = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
 						PoolConfig.builder("device").maxWait(Duration.ofSeconds(30)).build())) {
+			GpuAdmission admission = new GpuAdmission("fake device 0", 0, Duration.ofSeconds(30), device);
 			List<Future<Byte>> requests = new ArrayList<>();
 			for (int r = 0; r < 1000; r++) {
 				byte value = (byte) r;
-				requests.add(virtual.submit(() -> request(backend, pinned, device, value)));
+				requests.add(virtual.submit(() -> request(backend, pinned, admission, value)));
 			}
 			for (int r = 0; r < requests.size(); r++) {
 				assertThat(requests.get(r).get()).as("request %d read back what it wrote", r).isEqualTo((byte) r);
@@ -61,7 +62,7 @@ class VirtualThreadsTest {
 				.atMost(Duration.ofSeconds(30))
 				.until(() -> device.statistics().inUseBytes() == 0);
 			PoolStatistics books = device.statistics();
-			assertThat(books.claimedBytes()).isZero();
+			assertThat(admission.statistics().claimedBytes()).isZero();
 			assertThat(books.inUseBytes() + books.cachedBytes()).isEqualTo(books.reservedBytes());
 			assertThat(books.requests()).isEqualTo(2000);
 			assertThat(pinned.statistics().inUseBytes()).isZero();
@@ -175,14 +176,14 @@ class VirtualThreadsTest {
 		}
 	}
 
-	/** Claims 6 MiB, fills a buffer on a stream, copies it through another and back, and reads it. */
-	private static byte request(CudaBackend backend, StratifiedMemoryPool pinned, StratifiedMemoryPool device,
+	/** Enters with 6 MiB, fills a buffer on a stream, copies it through another and back, and reads it. */
+	private static byte request(CudaBackend backend, StratifiedMemoryPool pinned, GpuAdmission admission,
 			byte value) {
-		try (MemoryClaim claim = device.claim(6 * MIB, Duration.ofSeconds(30));
+		try (GpuAdmission.Permit permit = admission.enter(6 * MIB, Duration.ofSeconds(30));
 				GpuStream stream = backend.createStream();
 				PooledBuffer host = pinned.acquire(4096)) {
-			PooledBuffer first = claim.acquire(3 * MIB);
-			PooledBuffer second = claim.acquire(3 * MIB);
+			PooledBuffer first = permit.acquire(3 * MIB);
+			PooledBuffer second = permit.acquire(3 * MIB);
 			stream.fill(first, 0, 4096, value);
 			stream.copy(first, 0, second, 0, 4096);
 			stream.copy(second, 0, host, 0, 4096);

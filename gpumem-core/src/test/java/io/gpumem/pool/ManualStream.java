@@ -10,12 +10,12 @@ import io.gpumem.stream.GpuStream;
  * A stream whose work completes when the test says so ({@link #finish()}), or when an event of it is waited
  * for, as a device runs the work a host thread waits on: for the pool's releases after stream work.
  */
-final class ManualStream implements GpuStream {
+public final class ManualStream implements GpuStream {
 
 	private final AtomicBoolean done = new AtomicBoolean();
 
 	/** Completes the work enqueued so far. */
-	void finish() {
+	public void finish() {
 		this.done.set(true);
 	}
 

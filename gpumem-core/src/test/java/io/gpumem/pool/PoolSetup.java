@@ -14,7 +14,7 @@ import io.gpumem.memory.MemoryKind;
  * the fake driver, each with fixed segments ({@code cuMemAlloc}'s) and with expandable ones (granules mapped into a
  * reserved range).
  */
-enum PoolSetup {
+public enum PoolSetup {
 
 	HOST_FIXED(false, false), HOST_EXPANDABLE(false, true), CUDA_FIXED(true, false), CUDA_EXPANDABLE(true, true);
 
@@ -28,17 +28,17 @@ enum PoolSetup {
 	}
 
 	/** A device of {@code capacity} bytes on this setup's backend. */
-	GpuBackend open(long capacity) {
+	public GpuBackend open(long capacity) {
 		return this.cuda ? CudaBackend.open(new FakeCudaDriver(capacity), 0) : new HostBackend(capacity);
 	}
 
 	/** The device memory of {@code backend} this setup's pools draw on: its segments, or its virtual memory. */
-	MemoryAllocator allocator(GpuBackend backend) {
+	public MemoryAllocator allocator(GpuBackend backend) {
 		return this.expandable ? backend.virtualMemory().allocator() : backend.allocator(MemoryKind.DEVICE);
 	}
 
 	/** A pool named {@code name} on {@code backend} as this setup draws, configured by {@code config}. */
-	StratifiedMemoryPool pool(GpuBackend backend, String name, UnaryOperator<PoolConfig.Builder> config) {
+	public StratifiedMemoryPool pool(GpuBackend backend, String name, UnaryOperator<PoolConfig.Builder> config) {
 		return new StratifiedMemoryPool(allocator(backend), config.apply(PoolConfig.builder(name)).build());
 	}
 

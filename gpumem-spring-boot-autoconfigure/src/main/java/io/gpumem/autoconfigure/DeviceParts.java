@@ -136,12 +136,15 @@ final class DeviceParts {
 						this.properties.getReductionCache().getMaxBuffersPerKey()));
 	}
 
-	/** Admission of GPU work to the device ({@code gpumem.admission.*}): no limit unless one is set. */
-	GpuAdmission admission() {
+	/**
+	 * Admission of GPU work to the device ({@code gpumem.admission.*}), by the bytes of {@code devicePool} each
+	 * request holds and by permits: no limit on permits unless one is set.
+	 */
+	GpuAdmission admission(MemoryPool devicePool) {
 		GpumemProperties.Admission admission = this.properties.getAdmission();
 		String device = this.backend.name() + " device " + this.backend.deviceId();
 		return InvalidProperties.under("gpumem.admission",
-				() -> new GpuAdmission(device, admission.getMaxConcurrent(), admission.getMaxWait()));
+				() -> new GpuAdmission(device, admission.getMaxConcurrent(), admission.getMaxWait(), devicePool));
 	}
 
 	/** The pressure thresholds {@code gpumem.pressure.thresholds} sets, every device's. */
@@ -217,7 +220,7 @@ final class DeviceParts {
 			GpuDevice.Builder device = GpuDevice.builder(this.backend, devicePool)
 				.limit(limit)
 				.budget(budget)
-				.admission(admission());
+				.admission(admission(devicePool));
 			List<MemoryPool> pools = new ArrayList<>(List.of(devicePool));
 			StratifiedMemoryPool pinnedPool = primary.pinnedPool().isPresent() ? built(built, pinnedPool()) : null;
 			if (pinnedPool != null) {

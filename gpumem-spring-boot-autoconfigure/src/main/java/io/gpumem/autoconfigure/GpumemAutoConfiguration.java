@@ -167,11 +167,15 @@ public final class GpumemAutoConfiguration {
 		return new Transfers(pinnedPool);
 	}
 
-	/** Admission of GPU work to the device ({@code gpumem.admission.*}): no limit unless one is set. */
+	/**
+	 * Admission of GPU work to the device ({@code gpumem.admission.*}), by the bytes of the device pool each request
+	 * holds and by permits: no limit on permits unless one is set.
+	 */
 	@Bean
 	@ConditionalOnMissingBean
-	GpuAdmission gpumemAdmission(GpuBackend backend, GpumemProperties properties, Environment environment) {
-		return primary(backend, properties, List.of(), environment).admission();
+	GpuAdmission gpumemAdmission(GpuBackend backend, @Qualifier("gpumemDevicePool") MemoryPool devicePool,
+			GpumemProperties properties, Environment environment) {
+		return primary(backend, properties, List.of(), environment).admission(devicePool);
 	}
 
 	@Bean

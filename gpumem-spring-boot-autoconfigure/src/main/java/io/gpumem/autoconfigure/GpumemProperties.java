@@ -474,7 +474,7 @@ public class GpumemProperties {
 		/** The most pieces of GPU work (requests holding a permit) running at once; 0 for no limit. */
 		private int maxConcurrent;
 
-		/** How long work waits for a permit, in order of arrival, before it is turned away. */
+		/** How long work waits in line for a permit and its bytes, in order of arrival, before it is turned away. */
 		private Duration maxWait = Duration.ofSeconds(1);
 
 		public int getMaxConcurrent() {

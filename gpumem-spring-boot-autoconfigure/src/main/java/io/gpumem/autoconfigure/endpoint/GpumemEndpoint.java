@@ -14,6 +14,8 @@ import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
 
+import io.gpumem.admission.AdmissionStatistics;
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.device.GpuDevice;
@@ -67,6 +69,7 @@ public class GpumemEndpoint {
 				new DeviceDescriptor(backend.deviceId(), backend.deviceName(), total(memory), free(memory),
 						limitBytes(primary), limitSource(primary), failure(primary)),
 				primary.pressure().map(PressureDescriptor::of).orElse(null),
+				primary.admission().map(GpuAdmission::statistics).orElse(null),
 				this.devices.all().stream().map(this::summary).toList(), summaries);
 	}
 
@@ -75,6 +78,7 @@ public class GpumemEndpoint {
 		return new DeviceSummary(device.ordinal(), device.backend().deviceName(), total(memory), free(memory),
 				limitBytes(device), limitSource(device), device.load(),
 				device.pressure().map(PressureHandler::level).orElse(null),
+				device.admission().map(GpuAdmission::statistics).orElse(null),
 				device.pools().stream().map(MemoryCache::name).toList(), failure(device));
 	}
 
@@ -169,11 +173,13 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * The answer to {@code GET /actuator/gpumem}: {@code device} and {@code pressure} are the primary
-	 * device's, {@code pressure} {@code null} without a pressure handler.
+	 * The answer to {@code GET /actuator/gpumem}: {@code device}, {@code pressure} and {@code admission} are the
+	 * primary device's, {@code pressure} {@code null} without a pressure handler, {@code admission} without an
+	 * admission.
 	 */
 	public record GpumemDescriptor(String backend, DeviceDescriptor device, @Nullable PressureDescriptor pressure,
-			List<DeviceSummary> devices, Map<String, PoolSummary> pools) implements OperationResponseBody {
+			@Nullable AdmissionStatistics admission, List<DeviceSummary> devices, Map<String, PoolSummary> pools)
+			implements OperationResponseBody {
 	}
 
 	/**
@@ -188,12 +194,13 @@ public class GpumemEndpoint {
 
 	/**
 	 * A device gpumem manages: its figures and its limit as {@link DeviceDescriptor} gives them, its load (the share
-	 * of its budget its pools lend, 1 once failed), its pressure level ({@code null} without a pressure handler), the
-	 * names of its pools, and why it failed for good ({@code null} while it works).
+	 * of its budget its pools lend, 1 once failed), its pressure level ({@code null} without a pressure handler), its
+	 * admission's figures ({@code null} without one), the names of its pools, and why it failed for good
+	 * ({@code null} while it works).
 	 */
 	public record DeviceSummary(int id, String name, long totalBytes, long freeBytes, long limitBytes,
-			@Nullable String limitSource, double load,
-			@Nullable PressureLevel pressure, List<String> pools, @Nullable String failure) {
+			@Nullable String limitSource, double load, @Nullable PressureLevel pressure,
+			@Nullable AdmissionStatistics admission, List<String> pools, @Nullable String failure) {
 	}
 
 	/**
@@ -219,12 +226,12 @@ public class GpumemEndpoint {
 
 	/** One pool's figures. */
 	public record PoolSummary(MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
-			long cachedBuffers, long reservedBytes, long peakReservedBytes, long claimedBytes, long requests, long hits,
+			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits,
 			long misses, double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers) {
 
 		static PoolSummary of(PoolStatistics s) {
 			return new PoolSummary(s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(), s.cachedBuffers(),
-					s.reservedBytes(), s.peakReservedBytes(), s.claimedBytes(), s.requests(), s.hits(), s.misses(),
+					s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
 					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers());
 		}
 
@@ -237,14 +244,14 @@ public class GpumemEndpoint {
 	public record PoolDetail(String name, MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
 			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
 			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers,
-			PoolStatistics.Waits memoryWaits, PoolStatistics.Claims claims, List<SizeClassStatistics> sizeClasses,
+			PoolStatistics.Waits memoryWaits, List<SizeClassStatistics> sizeClasses,
 			PoolStatistics.AboveTopClass aboveTopClass, SegmentsDescriptor segments) implements OperationResponseBody {
 
 		static PoolDetail of(PoolStatistics s) {
 			return new PoolDetail(s.name(), s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(),
 					s.cachedBuffers(), s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
 					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers(),
-					s.memoryWaits(), s.claims(), s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()));
+					s.memoryWaits(), s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()));
 		}
 
 	}

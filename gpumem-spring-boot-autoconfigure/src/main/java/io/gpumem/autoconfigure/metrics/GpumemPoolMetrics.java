@@ -89,17 +89,6 @@ public class GpumemPoolMetrics implements MeterBinder {
 		counter(registry, "gpumem.pool.memory.wait.gave.way", tags, null,
 				"Waiting acquires told to give way and retry, where every thread holding memory of the pool waited", pool,
 				(s) -> s.memoryWaits().gaveWay());
-		gauge(registry, "gpumem.pool.claimed", tags, BaseUnits.BYTES,
-				"Bytes of the open claims: memory admitted for requests before they acquire it", pool,
-				PoolStatistics::claimedBytes);
-		gauge(registry, "gpumem.pool.claims.waiting", tags, null, "Claims waiting in line for their turn and room",
-				pool, (s) -> s.claims().waiting());
-		timer(registry, "gpumem.pool.claim.wait", tags, "Claims that waited in line, admitted or not", pool,
-				(s) -> s.claims().waits(), (s) -> s.claims().waitNanos());
-		counter(registry, "gpumem.pool.claim.timeouts", tags, null,
-				"Claims whose wait ran out, each turned away with a retry-after", pool, (s) -> s.claims().timeouts());
-		counter(registry, "gpumem.pool.claim.refusals", tags, null,
-				"Claims larger than the device or the budget, refused at once", pool, (s) -> s.claims().refusals());
 	}
 
 	private static void gauge(MeterRegistry registry, String name, Tags tags, String unit, String description,

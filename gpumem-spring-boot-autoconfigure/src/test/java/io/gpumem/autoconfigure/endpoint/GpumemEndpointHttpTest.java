@@ -16,7 +16,7 @@ import org.springframework.test.web.servlet.client.RestTestClient;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.gpumem.pool.MemoryClaim;
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassStatistics;
@@ -37,6 +37,9 @@ class GpumemEndpointHttpTest {
 
 	@Autowired
 	private RestTestClient client;
+
+	@Autowired
+	private GpuAdmission admission;
 
 	@Autowired
 	@Qualifier("gpumemDevicePool")
@@ -343,35 +346,22 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
-	void anOpenClaimShowsInThePoolsFiguresItsSnapshotAndItsMeter() {
-		try (MemoryClaim claim = this.devicePool.claim(24L << 20, Duration.ZERO);
-				PooledBuffer lent = claim.acquire(4L << 20)) {
+	void anOpenPermitShowsInTheDevicesAdmissionAndItsMeter() {
+		try (GpuAdmission.Permit permit = this.admission.enter(24L << 20, Duration.ZERO);
+				PooledBuffer lent = permit.acquire(4L << 20)) {
 			this.client.get()
 				.uri("/actuator/gpumem")
 				.exchange()
 				.expectStatus()
 				.isOk()
 				.expectBody()
-				.jsonPath("$.pools.device.claimedBytes").isEqualTo(24L << 20);
+				.jsonPath("$.admission.claimedBytes").isEqualTo(24L << 20)
+				.jsonPath("$.admission.lentBytes").isEqualTo(4L << 20)
+				.jsonPath("$.admission.active").isEqualTo(1)
+				.jsonPath("$.admission.admitted").value(is(this.admission.statistics().admitted()))
+				.jsonPath("$.devices[0].admission.claimedBytes").isEqualTo(24L << 20);
 			this.client.get()
-				.uri("/actuator/gpumem/device")
-				.exchange()
-				.expectStatus()
-				.isOk()
-				.expectBody()
-				.jsonPath("$.claims.claimedBytes").isEqualTo(24L << 20)
-				.jsonPath("$.claims.lentBytes").isEqualTo(4L << 20)
-				.jsonPath("$.claims.open").isEqualTo(1)
-				.jsonPath("$.claims.admitted").value(is(this.devicePool.statistics().claims().admitted()));
-			this.client.get()
-				.uri("/actuator/gpumem/device/snapshot")
-				.exchange()
-				.expectStatus()
-				.isOk()
-				.expectBody()
-				.jsonPath("$.claimedBytes").isEqualTo(24L << 20);
-			this.client.get()
-				.uri("/actuator/metrics/gpumem.pool.claimed?tag=pool:device")
+				.uri("/actuator/metrics/gpumem.admission.claimed")
 				.exchange()
 				.expectStatus()
 				.isOk()
@@ -380,7 +370,7 @@ class GpumemEndpointHttpTest {
 				.jsonPath("$.measurements[0].value").isEqualTo(24L << 20);
 		}
 		this.client.get()
-			.uri("/actuator/metrics/gpumem.pool.claimed?tag=pool:device")
+			.uri("/actuator/metrics/gpumem.admission.claimed")
 			.exchange()
 			.expectBody()
 			.jsonPath("$.measurements[0].value").isEqualTo(0);

@@ -6,7 +6,6 @@ import java.util.List;
 import org.springframework.stereotype.Service;
 
 import io.gpumem.admission.GpuAdmission;
-import io.gpumem.pool.MemoryClaim;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
@@ -26,8 +25,8 @@ import io.gpumem.transfer.TransferPart;
  * buffer, and the ranks come back at the end. Nodes without out-edges share their rank evenly. All device
  * work is on the request's stream, which closes (waiting for it) before the buffers go back.
  * <p>
- * A request claims the device memory of its six buffers and reserves the heap its graph takes before building it,
- * runs under an admission permit, and checks its deadline between iterations, waiting for the device every
+ * A request is admitted for the device memory of its six buffers and a permit, and reserves the heap its graph takes,
+ * before building it, and checks its deadline between iterations, waiting for the device every
  * {@value #SYNC_EVERY} iterations so that a stopped request has little work queued: its memory goes back within a
  * few iterations.
  */
@@ -72,9 +71,9 @@ public class PageRankService {
 			}
 		}
 		checkIterations(iterations, damping);
-		try (MemoryClaim claim = claim(count, from.length, deadline);
+		try (GpuAdmission.Permit permit = admit(count, from.length, deadline);
 				HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(count, from.length))) {
-			return rank(Graph.of((int) count, from, to), claim, iterations, damping, deadline);
+			return rank(Graph.of((int) count, from, to), permit, iterations, damping, deadline);
 		}
 	}
 
@@ -89,9 +88,9 @@ public class PageRankService {
 		long edges = (long) nodes * edgesPerNode;
 		this.compute.limits().checkSize("edges", edges);
 		checkIterations(iterations, damping);
-		try (MemoryClaim claim = claim(nodes, edges, deadline);
+		try (GpuAdmission.Permit permit = admit(nodes, edges, deadline);
 				HeapBudget.Reservation graphHeap = this.heap.reserve(Graph.heapBytes(nodes, edges))) {
-			return rank(Graph.generate(nodes, edgesPerNode, seed), claim, iterations, damping, deadline);
+			return rank(Graph.generate(nodes, edgesPerNode, seed), permit, iterations, damping, deadline);
 		}
 	}
 
@@ -106,21 +105,20 @@ public class PageRankService {
 	}
 
 	/**
-	 * The device memory of the six buffers of a graph of {@code nodes} and {@code edges}, claimed before the graph is
-	 * built, so that a request the device cannot take in time costs no more than its body.
+	 * Admission for the device memory of the six buffers of a graph of {@code nodes} and {@code edges}, before the
+	 * graph is built, so that a request the device cannot take in time costs no more than its body.
 	 */
-	private MemoryClaim claim(long nodes, long edges, Deadline deadline) {
+	private GpuAdmission.Permit admit(long nodes, long edges, Deadline deadline) {
 		long vector = 4L * nodes;
-		return this.compute.claim(deadline, vector, vector, vector, vector, vector + 4, 4L * Math.max(1, edges));
+		return this.compute.admit(deadline, vector, vector, vector, vector, vector + 4, 4L * Math.max(1, edges));
 	}
 
-	private float[] rank(Graph graph, MemoryClaim claim, int iterations, float damping, Deadline deadline) {
+	private float[] rank(Graph graph, GpuAdmission.Permit permit, int iterations, float damping, Deadline deadline) {
 		deadline.check();
 		int n = graph.nodes();
 		float[] ranks = new float[n];
 		Arrays.fill(ranks, 1f / n);
-		try (GpuAdmission.Permit permit = this.compute.admit(deadline);
-				MemoryScope scope = MemoryScope.open("pagerank", claim);
+		try (MemoryScope scope = MemoryScope.open("pagerank", permit);
 				GpuStream stream = this.compute.backend().createStream();
 				ReductionBuffer dangling = this.compute.reductions().acquire(float.class, 1, ReductionOp.SUM, stream);
 				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {

@@ -6,7 +6,6 @@ import java.util.Locale;
 import org.springframework.stereotype.Service;
 
 import io.gpumem.admission.GpuAdmission;
-import io.gpumem.pool.MemoryClaim;
 import io.gpumem.reduction.ReductionBuffer;
 import io.gpumem.reduction.ReductionOp;
 import io.gpumem.sample.Compute;
@@ -24,8 +23,8 @@ import io.gpumem.transfer.TransferPart;
  * device-pool buffers, results staged out, reductions through the reduction-buffer cache. All device work
  * of a request is on its stream, which closes (waiting for that work) before its buffers go back, and
  * its buffers are acquired in that stream's order ({@link StreamOrder}: with {@code cuda-async}, a block
- * allocated for the request is ready on its stream with no wait on the host). Each claims the device memory of its
- * buffers, then runs under an admission permit, both within the request's deadline. Inputs must be finite, and a
+ * allocated for the request is ready on its stream with no wait on the host). Each is admitted once, for the device
+ * memory of its buffers and a permit, within the request's deadline. Inputs must be finite, and a
  * result that overflows float32 is refused rather than answered as a string.
  */
 @Service
@@ -62,9 +61,8 @@ public class VectorService {
 	public float reduce(String op, float[] values, Deadline deadline) {
 		ReductionOp reduction = parseOp(op);
 		int n = checkVector("values", values);
-		try (MemoryClaim claim = this.compute.claim(deadline, Float.BYTES * (long) n);
-				GpuAdmission.Permit permit = this.compute.admit(deadline);
-				MemoryScope scope = MemoryScope.open("reduce", claim);
+		try (GpuAdmission.Permit permit = this.compute.admit(deadline, Float.BYTES * (long) n);
+				MemoryScope scope = MemoryScope.open("reduce", permit);
 				GpuStream stream = this.compute.backend().createStream();
 				ReductionBuffer result = this.compute.reductions().acquire(float.class, 1, reduction, stream);
 				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
@@ -86,9 +84,8 @@ public class VectorService {
 		int n = left.length;
 		float[] result = new float[n];
 		long vector = Float.BYTES * (long) n;
-		try (MemoryClaim claim = this.compute.claim(deadline, vector, vector, vector);
-				GpuAdmission.Permit permit = this.compute.admit(deadline);
-				MemoryScope scope = MemoryScope.open(name, claim);
+		try (GpuAdmission.Permit permit = this.compute.admit(deadline, vector, vector, vector);
+				MemoryScope scope = MemoryScope.open(name, permit);
 				GpuStream stream = this.compute.backend().createStream();
 				StreamOrder.Binding ordered = StreamOrder.bind(stream)) {
 			ScopedBuffer a = scope.allocate(float.class, n);
