@@ -90,6 +90,11 @@ final class Reservation implements MemorySource {
 		return this.chain.refuseBeyondReach(bytes);
 	}
 
+	/** Whether acquires wait in line for memory: a newcomer that misses the free lists goes behind them. */
+	boolean anyWaiting() {
+		return this.chain.anyWaiting();
+	}
+
 	/** Wakes the first acquire in line, if any: memory came back. */
 	void memoryReturned() {
 		this.chain.memoryReturned();
@@ -224,6 +229,10 @@ final class Reservation implements MemorySource {
 		if (refusal.gaveWay()) {
 			refused = refused.withReason("every thread holding memory of pool '" + this.pool.name()
 					+ "' waits for more: this one, holding most, gives way; close what the request holds and retry it");
+		}
+		else if (refusal.behind() > 0) {
+			refused = refused.withReason(refusal.behind() + " acquires of pool '" + this.pool.name() + "' wait for "
+					+ "memory ahead of this one, which may not wait: what comes back goes to them first");
 		}
 		OutOfMemoryDiagnostic diagnostic = refused
 			.withPool(lentBytes(), this.upkeep.pendingBytes(), this.tiers.cachedBytes(), this.largestClass)

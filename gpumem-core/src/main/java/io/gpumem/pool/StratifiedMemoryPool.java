@@ -159,7 +159,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		boolean allocated = false;
 		if (block == null) {
 			long size = this.tiers.blockSize(classIndex, bytes);
-			block = this.tiers.cached(classIndex, size, home, this.upkeep.giveBackLate());
+			block = this.reservation.anyWaiting() ? null
+					: this.tiers.cached(classIndex, size, home, this.upkeep.giveBackLate());
 			allocated = block == null;
 			if (allocated) {
 				block = this.reservation.reserve(classIndex, size, maxWait.toNanos(), home);

@@ -57,6 +57,11 @@ final class MemoryWaiters {
 		return this.waiting.get() > 0;
 	}
 
+	/** How many acquires wait. */
+	int count() {
+		return this.waiting.get();
+	}
+
 	/** Wakes the first in line to try again: memory may have come back. */
 	void memoryReturned() {
 		this.returns.incrementAndGet();

@@ -41,7 +41,7 @@ public final class OutOfMemoryChain<B> {
 	 */
 	public B obtain(Request<B> request, long waitNanos) {
 		Refusal refusal = new Refusal(request.bytes(), this.source.beyondReach(request.bytes()));
-		boolean ahead = waitNanos == 0 || !this.waiters.any();
+		boolean ahead = !this.waiters.any();
 		B block = null;
 		if (ahead) {
 			block = allocate(request, refusal);
@@ -49,7 +49,7 @@ public final class OutOfMemoryChain<B> {
 		if (block == null && ahead) {
 			block = freeAndRetry(request, refusal);
 		}
-		if (block == null && waitNanos == 0) {
+		if (block == null && waitNanos == 0 && ahead) {
 			block = afterStreamWork(request, refusal);
 		}
 		if (block == null && waitNanos > 0) {
@@ -59,7 +59,10 @@ public final class OutOfMemoryChain<B> {
 			this.collection.served();
 			return block;
 		}
-		if (refusal.gaveWay()) {
+		if (!ahead && waitNanos == 0) {
+			refusal.behind(Math.max(1, this.waiters.count()));
+		}
+		if (refusal.gaveWay() || refusal.behind() > 0) {
 			throw this.source.refuse(refusal);
 		}
 		block = afterCollection(request, refusal);
@@ -76,6 +79,11 @@ public final class OutOfMemoryChain<B> {
 	public GpuOutOfMemoryException refuseBeyondReach(long bytes) {
 		Refusal refusal = new Refusal(bytes, this.source.beyondReach(bytes));
 		return refusal.hopeless() ? this.source.refuse(refusal) : null;
+	}
+
+	/** Whether requests wait in line: memory that comes back goes to them before any newcomer. */
+	public boolean anyWaiting() {
+		return this.waiters.any();
 	}
 
 	/** Wakes the first request in line, if any: memory came back. */

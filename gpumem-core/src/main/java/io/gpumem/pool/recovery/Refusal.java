@@ -16,6 +16,9 @@ public final class Refusal {
 	/** The bytes the thread held when told to give way, or -1 where it was not. */
 	private long gaveWay = -1;
 
+	/** How many acquires waited ahead of a request that might not wait, refused for them; 0 where none did. */
+	private int behind;
+
 	Refusal(long bytes, GpuOutOfMemoryException beyondReach) {
 		this.bytes = bytes;
 		this.beyondReach = beyondReach != null;
@@ -52,6 +55,11 @@ public final class Refusal {
 		return this.gaveWay;
 	}
 
+	/** How many acquires waited ahead of the request, which might not wait and was refused for them; 0 if none. */
+	public int behind() {
+		return this.behind;
+	}
+
 	/** Whether the allocator was asked at all. */
 	boolean tried() {
 		return this.last != null;
@@ -63,6 +71,10 @@ public final class Refusal {
 
 	void gaveWay(long heldBytes) {
 		this.gaveWay = Math.max(0, heldBytes);
+	}
+
+	void behind(int waiting) {
+		this.behind = waiting;
 	}
 
 	void waited(long nanos) {
