@@ -9,17 +9,13 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
-import io.gpumem.allocator.AllocatorDecorator;
 import io.gpumem.backend.GpuBackend;
-import io.gpumem.memory.Allocation;
-import io.gpumem.memory.MemoryAllocator;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -110,7 +106,7 @@ class StatisticsUnderLoadTest {
 		assertThat(reader.get()).as("reads").isPositive();
 		PoolStatistics end = this.pool.statistics();
 		assertThat(end.inUseBytes()).isZero();
-		assertThat(end.reservedBytes()).isEqualTo(held.held.get());
+		assertThat(end.reservedBytes()).isEqualTo(held.held());
 	}
 
 	/** Mostly the free lists' sizes, some up to 2 MiB, a few up to 8 MiB. */
@@ -118,52 +114,6 @@ class StatisticsUnderLoadTest {
 		int kind = random.nextInt(20);
 		return (kind < 14) ? 1 + random.nextInt(64 << 10)
 				: (kind < 19) ? (64 << 10) + random.nextInt(2 << 20) : (2 << 20) + random.nextInt(6 << 20);
-	}
-
-	/**
-	 * An allocator counting the most its upstream could be holding: a block from the start of its allocation, until
-	 * its free has returned; and the most it held since a mark.
-	 */
-	private static final class HeldAllocator extends AllocatorDecorator {
-
-		private final AtomicLong held = new AtomicLong();
-
-		private final AtomicLong most = new AtomicLong();
-
-		HeldAllocator(MemoryAllocator upstream) {
-			super(upstream);
-		}
-
-		@Override
-		public Allocation allocate(long bytes) {
-			this.most.accumulateAndGet(this.held.addAndGet(bytes), Math::max);
-			try {
-				return super.allocate(bytes);
-			}
-			catch (RuntimeException ex) {
-				this.held.addAndGet(-bytes);
-				throw ex;
-			}
-		}
-
-		@Override
-		public void free(Allocation allocation) {
-			super.free(allocation);
-			this.held.addAndGet(-allocation.size());
-		}
-
-		/** Starts a window at what is held now, and answers it. */
-		long mark() {
-			long now = this.held.get();
-			this.most.set(now);
-			return now;
-		}
-
-		/** The most held since the mark. */
-		long mostSinceMark() {
-			return Math.max(this.most.get(), this.held.get());
-		}
-
 	}
 
 }
