@@ -22,165 +22,200 @@ import io.gpumem.pool.StratifiedMemoryPool;
  * the pool lends outside them, a permit's buffer counts against it until closed, closes give everything back, and the
  * figures read are the model's. Any deadlock, livelock or exception fails the test.
  */
-@Param(name = "slot", gen = IntGen.class, conf = "0:2")
-@Param(name = "mib", gen = IntGen.class, conf = "1:3")
-public class AdmissionLincheckTest {
-
-	private static final long MIB = 1L << 20;
-
-	/** The pool's reach: its device's capacity. */
-	private static final long REACH = 6 * MIB;
-
-	/** A slot being filled, empty to every other operation. */
-	private static final Object FILLING = new Object();
-
-	private final HostBackend backend = new HostBackend(REACH);
-
-	private final StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
-			PoolConfig.builder("device").build());
-
-	private final GpuAdmission admission = new GpuAdmission("device 0", 0, Duration.ZERO, this.pool);
-
-	/** What each slot holds: a permit, a buffer lent outside admission, {@link #FILLING}, or nothing. */
-	private final AtomicReferenceArray<Object> slots = new AtomicReferenceArray<>(3);
-
-	@Operation
-	public String enter(@Param(name = "slot") int slot, @Param(name = "mib") int mib) {
-		if (!this.slots.compareAndSet(slot, null, FILLING)) {
-			return "occupied";
-		}
-		try {
-			GpuAdmission.Permit permit = this.admission.enter(mib * MIB, Duration.ZERO);
-			this.slots.set(slot, permit);
-			return "admitted";
-		}
-		catch (GpuAdmissionException refused) {
-			this.slots.set(slot, null);
-			return "refused " + refused.refused();
-		}
-	}
-
-	/** Fills a slot with a buffer lent outside admission: it counts against every request let in. */
-	@Operation
-	public String lendOutside(@Param(name = "slot") int slot) {
-		if (!this.slots.compareAndSet(slot, null, FILLING)) {
-			return "occupied";
-		}
-		this.slots.set(slot, this.pool.acquire(MIB));
-		return "lent";
-	}
-
-	/** Acquires what is left of the slot's permit, a buffer that counts against it. */
-	@Operation
-	public String acquireOnPermit(@Param(name = "slot") int slot) {
-		if (this.slots.get(slot) instanceof GpuAdmission.Permit permit && permit.remainingBytes() >= MIB) {
-			PooledBuffer buffer = permit.acquire(MIB);
-			buffer.close();
-			return "acquired";
-		}
-		return "none";
-	}
-
-	@Operation
-	public String close(@Param(name = "slot") int slot) {
-		Object held = this.slots.getAndUpdate(slot, (now) -> (now == FILLING) ? now : null);
-		if (held instanceof GpuAdmission.Permit permit) {
-			permit.close();
-			return "closed";
-		}
-		if (held instanceof PooledBuffer buffer) {
-			buffer.close();
-			return "closed";
-		}
-		return "empty";
-	}
-
-	@Operation
-	public long claimedBytes() {
-		return this.admission.statistics().claimedBytes();
-	}
-
-	/** The books once every operation ran, then everything closed: nothing held, nothing lent, nothing left over. */
-	@Validate
-	public void booksAreExact() {
-		for (int slot = 0; slot < this.slots.length(); slot++) {
-			close(slot);
-		}
-		AdmissionStatistics statistics = this.admission.statistics();
-		this.pool.close();
-		this.backend.close();
-		if (statistics.claimedBytes() != 0 || statistics.lentBytes() != 0 || statistics.active() != 0
-				|| statistics.waiting() != 0 || this.pool.statistics().inUseBytes() != 0) {
-			throw new IllegalStateException("books not exact once all closed: " + statistics + ", pool in use "
-					+ this.pool.statistics().inUseBytes());
-		}
-	}
+class AdmissionLincheckTest {
 
 	@Test
 	void modelChecking() {
-		new ModelCheckingOptions().iterations(4)
-			.invocationsPerIteration(50)
+		new ModelCheckingOptions().iterations(20)
+			.invocationsPerIteration(40)
 			.threads(2)
 			.actorsPerThread(3)
 			.actorsBefore(1)
 			.actorsAfter(1)
-			.sequentialSpecification(Model.class)
-			.check(AdmissionLincheckTest.class);
+			.sequentialSpecification(Admitting.Model.class)
+			.check(Admitting.class);
 	}
 
-	/** The admission's books as one thread sees them, one request at a time. */
-	public static final class Model {
+	/** The admission Lincheck drives: a new one, over a new pool, each invocation. */
+	@Param(name = "slot", gen = IntGen.class, conf = "0:2")
+	@Param(name = "mib", gen = IntGen.class, conf = "1:3")
+	public static class Admitting {
 
-		private final long[] permits = new long[3];
+		private static final long MIB = 1L << 20;
 
-		private final boolean[] outside = new boolean[3];
+		/** The pool's reach: its device's capacity. */
+		private static final long REACH = 6 * MIB;
 
-		private long claimed;
+		/** A slot being filled, empty to every other operation. */
+		private static final Object FILLING = new Object();
 
-		private long lentOutside;
+		private final HostBackend backend = new HostBackend(REACH);
 
-		public String enter(int slot, int mib) {
-			if (this.permits[slot] != 0 || this.outside[slot]) {
+		private final StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("device").sizeClasses(1 << 10, 64 << 10, MIB, 4 * MIB).stripes(2).build());
+
+		private final GpuAdmission admission = new GpuAdmission("device 0", 0, Duration.ZERO, this.pool);
+
+		/** What each slot holds: a permit, a buffer lent outside admission, {@link #FILLING}, or nothing. */
+		private final AtomicReferenceArray<Object> slots = new AtomicReferenceArray<>(3);
+
+		@Operation
+		public String enter(@Param(name = "slot") int slot, @Param(name = "mib") int mib) {
+			if (!fill(slot)) {
 				return "occupied";
 			}
-			long bytes = mib * MIB;
-			if (this.claimed + this.lentOutside + bytes > REACH) {
-				return "refused BYTES";
+			try {
+				GpuAdmission.Permit permit = this.admission.enter(mib * MIB, Duration.ZERO);
+				this.slots.set(slot, permit);
+				return "admitted";
 			}
-			this.permits[slot] = bytes;
-			this.claimed += bytes;
-			return "admitted";
+			catch (GpuAdmissionException refused) {
+				this.slots.set(slot, null);
+				return "refused " + refused.refused();
+			}
 		}
 
-		public String lendOutside(int slot) {
-			if (this.permits[slot] != 0 || this.outside[slot]) {
+		/** Fills a slot with a buffer lent outside admission: it counts against every request let in. */
+		@Operation
+		public String lendOutside(@Param(name = "slot") int slot) {
+			if (!fill(slot)) {
 				return "occupied";
 			}
-			this.outside[slot] = true;
-			this.lentOutside += MIB;
+			this.slots.set(slot, this.pool.acquire(MIB));
 			return "lent";
 		}
 
-		public String acquireOnPermit(int slot) {
-			return (this.permits[slot] >= MIB) ? "acquired" : "none";
+		/**
+		 * Acquires and closes a buffer of 1 MiB on the slot's permit where it was admitted for 2 MiB or more, room for
+		 * both threads at once; a permit closed meanwhile lends nothing.
+		 */
+		@Operation
+		public String acquireOnPermit(@Param(name = "slot") int slot) {
+			if (settled(slot) instanceof GpuAdmission.Permit permit && permit.bytes() >= 2 * MIB) {
+				try {
+					permit.acquire(MIB).close();
+					return "acquired";
+				}
+				catch (IllegalStateException closed) {
+					return "none";
+				}
+			}
+			return "none";
 		}
 
-		public String close(int slot) {
-			if (this.permits[slot] != 0) {
-				this.claimed -= this.permits[slot];
-				this.permits[slot] = 0;
-				return "closed";
+		@Operation
+		public String close(@Param(name = "slot") int slot) throws Exception {
+			Object held;
+			do {
+				held = settled(slot);
 			}
-			if (this.outside[slot]) {
-				this.outside[slot] = false;
-				this.lentOutside -= MIB;
-				return "closed";
+			while (held != null && !this.slots.compareAndSet(slot, held, FILLING));
+			if (held == null) {
+				return "empty";
 			}
-			return "empty";
+			((AutoCloseable) held).close();
+			this.slots.set(slot, null);
+			return "closed";
 		}
 
+		@Operation
 		public long claimedBytes() {
-			return this.claimed;
+			return this.admission.statistics().claimedBytes();
+		}
+
+		/** The books once every operation ran, then everything closed: nothing held, nothing lent, nothing left over. */
+		/** Takes an empty slot to fill: false where it holds something, once another thread has filled it. */
+		private boolean fill(int slot) {
+			for (;;) {
+				Object now = settled(slot);
+				if (now != null) {
+					return false;
+				}
+				if (this.slots.compareAndSet(slot, null, FILLING)) {
+					return true;
+				}
+			}
+		}
+
+		/** What a slot holds once no thread is filling it. */
+		private Object settled(int slot) {
+			Object now;
+			while ((now = this.slots.get(slot)) == FILLING) {
+				Thread.onSpinWait();
+			}
+			return now;
+		}
+
+		@Validate
+		public void booksAreExact() throws Exception {
+			for (int slot = 0; slot < this.slots.length(); slot++) {
+				close(slot);
+			}
+			AdmissionStatistics statistics = this.admission.statistics();
+			this.pool.close();
+			this.backend.close();
+			if (statistics.claimedBytes() != 0 || statistics.lentBytes() != 0 || statistics.active() != 0
+					|| statistics.waiting() != 0 || this.pool.statistics().inUseBytes() != 0) {
+				throw new IllegalStateException("books not exact once all closed: " + statistics + ", pool in use "
+						+ this.pool.statistics().inUseBytes());
+			}
+		}
+
+		/** The admission's books as one thread sees them, one request at a time. */
+		public static final class Model {
+
+			private final long[] permits = new long[3];
+
+			private final boolean[] outside = new boolean[3];
+
+			private long claimed;
+
+			private long lentOutside;
+
+			public String enter(int slot, int mib) {
+				if (this.permits[slot] != 0 || this.outside[slot]) {
+					return "occupied";
+				}
+				long bytes = mib * MIB;
+				if (this.claimed + this.lentOutside + bytes > REACH) {
+					return "refused BYTES";
+				}
+				this.permits[slot] = bytes;
+				this.claimed += bytes;
+				return "admitted";
+			}
+
+			public String lendOutside(int slot) {
+				if (this.permits[slot] != 0 || this.outside[slot]) {
+					return "occupied";
+				}
+				this.outside[slot] = true;
+				this.lentOutside += MIB;
+				return "lent";
+			}
+
+			public String acquireOnPermit(int slot) {
+				return (this.permits[slot] >= 2 * MIB) ? "acquired" : "none";
+			}
+
+			public String close(int slot) {
+				if (this.permits[slot] != 0) {
+					this.claimed -= this.permits[slot];
+					this.permits[slot] = 0;
+					return "closed";
+				}
+				if (this.outside[slot]) {
+					this.outside[slot] = false;
+					this.lentOutside -= MIB;
+					return "closed";
+				}
+				return "empty";
+			}
+
+			public long claimedBytes() {
+				return this.claimed;
+			}
+
 		}
 
 	}
