@@ -38,24 +38,7 @@ class ShutdownTest {
 		FakeCudaDriver fake = new FakeCudaDriver(CAPACITY);
 		Map<String, MemoryCache> caches = new ConcurrentHashMap<>();
 		List<String> openAtRelease = new CopyOnWriteArrayList<>();
-		CudaDriver driver = (CudaDriver) Proxy.newProxyInstance(CudaDriver.class.getClassLoader(),
-				new Class<?>[] { CudaDriver.class }, (proxy, method, args) -> {
-					if (method.getName().equals("releasePrimaryContext")) {
-						caches.forEach((name, cache) -> {
-							boolean open = (cache instanceof StratifiedMemoryPool pool) ? !pool.isClosed()
-									: cache.cachedBytes() > 0;
-							if (open) {
-								openAtRelease.add(name);
-							}
-						});
-					}
-					try {
-						return method.invoke(fake, args);
-					}
-					catch (InvocationTargetException ex) {
-						throw ex.getCause();
-					}
-				});
+		CudaDriver driver = noteOpenAtRelease(fake, caches, openAtRelease);
 		try (PoolLog log = PoolLog.capture(Level.WARNING)) {
 			new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GpumemAutoConfiguration.class))
 				.withPropertyValues("gpumem.backend=cuda", "gpumem.pressure.enabled=false")
@@ -85,6 +68,66 @@ class ShutdownTest {
 					assertThat(fake.liveAllocations()).as("allocations left").isZero();
 				});
 		}
+	}
+
+	/**
+	 * With nothing lent and nothing cached, no allocation keeps the context: it is released as the backend closes,
+	 * so a pool closed after the backend would still be open then.
+	 */
+	@Test
+	void theCacheAndPoolsCloseBeforeTheContextWhenNothingKeepsIt() {
+		FakeCudaDriver fake = new FakeCudaDriver(CAPACITY);
+		Map<String, MemoryCache> caches = new ConcurrentHashMap<>();
+		List<String> openAtRelease = new CopyOnWriteArrayList<>();
+		CudaDriver driver = noteOpenAtRelease(fake, caches, openAtRelease);
+		new ApplicationContextRunner().withConfiguration(AutoConfigurations.of(GpumemAutoConfiguration.class))
+			.withPropertyValues("gpumem.backend=cuda", "gpumem.pressure.enabled=false")
+			.withBean(CudaDriver.class, () -> driver)
+			.run((context) -> {
+				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				StratifiedMemoryPool pinned = context.getBean("gpumemPinnedPool", StratifiedMemoryPool.class);
+				caches.put("device", device);
+				caches.put("pinned", pinned);
+				ReductionBufferCache reductions = context.getBean(ReductionBufferCache.class);
+				caches.put("reduction", reductions);
+				device.acquire(4096).close();
+				reductions.acquire(float.class, 4, ReductionOp.SUM).close();
+				reductions.trim(0);
+				device.trim(0);
+				pinned.trim(0);
+				assertThat(fake.liveAllocations()).as("allocations left before the close").isZero();
+				int released = fake.calls("cuDevicePrimaryCtxRelease");
+				((ConfigurableApplicationContext) context).close();
+				assertThat(fake.calls("cuDevicePrimaryCtxRelease")).as("the context released as the backend closed")
+					.isEqualTo(released + 1);
+				assertThat(openAtRelease).as("caches still open when the context was released").isEmpty();
+			});
+	}
+
+	/**
+	 * {@code fake}, noting in {@code openAtRelease} which of {@code caches} are still open (a pool not closed, the
+	 * reduction cache still holding buffers) as the primary context is released.
+	 */
+	private static CudaDriver noteOpenAtRelease(FakeCudaDriver fake, Map<String, MemoryCache> caches,
+			List<String> openAtRelease) {
+		return (CudaDriver) Proxy.newProxyInstance(CudaDriver.class.getClassLoader(),
+				new Class<?>[] { CudaDriver.class }, (proxy, method, args) -> {
+					if (method.getName().equals("releasePrimaryContext")) {
+						caches.forEach((name, cache) -> {
+							boolean open = (cache instanceof StratifiedMemoryPool pool) ? !pool.isClosed()
+									: cache.cachedBytes() > 0;
+							if (open) {
+								openAtRelease.add(name);
+							}
+						});
+					}
+					try {
+						return method.invoke(fake, args);
+					}
+					catch (InvocationTargetException ex) {
+						throw ex.getCause();
+					}
+				});
 	}
 
 }
