@@ -6,6 +6,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
 import java.util.logging.Level;
 
 import org.junit.jupiter.api.AfterEach;
@@ -361,12 +364,29 @@ class StratifiedMemoryPoolTest {
 			.withMessageContaining("trim target must not be negative: -1 bytes");
 	}
 
+	/**
+	 * The maintenance trims what stayed cached {@code idle-trim-after} on the pool's clock: nothing while the clock
+	 * stands still, however often it runs, and everything once the clock has moved past.
+	 */
 	@Test
-	void idleBuffersAreTrimmedInTheBackground() {
-		StratifiedMemoryPool pool = pool(config().sizeClasses(1024, 4096).idleTrimAfter(Duration.ofMillis(40)));
+	void idleBuffersAreTrimmedInTheBackground() throws InterruptedException {
+		AtomicLong now = new AtomicLong();
+		Thread test = Thread.currentThread();
+		CountDownLatch readInBackground = new CountDownLatch(3);
+		LongSupplier ticker = () -> {
+			if (Thread.currentThread() != test) {
+				readInBackground.countDown();
+			}
+			return now.get();
+		};
+		StratifiedMemoryPool pool = pool(
+				config().sizeClasses(1024, 4096).idleTrimAfter(Duration.ofMillis(40)).ticker(ticker));
 		closeAll(acquireAll(pool, 4096, 3));
 		pool.acquire(100_000).close();
 		assertThat(pool.statistics().cachedBuffers()).as("three of a class and one above the top class").isEqualTo(4);
+		assertThat(readInBackground.await(1, TimeUnit.MINUTES)).as("the maintenance read the clock").isTrue();
+		assertThat(pool.statistics().cachedBuffers()).as("a maintenance run done, the clock not moved").isEqualTo(4);
+		now.addAndGet(Duration.ofMinutes(1).toNanos());
 		long trimmed = 3 * 4096 + 100_000;
 		await().atMost(Duration.ofMinutes(1))
 			.until(() -> pool.statistics().cachedBuffers() == 0 && pool.statistics().trimmedBytes() >= trimmed);
