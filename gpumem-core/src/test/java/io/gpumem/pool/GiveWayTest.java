@@ -8,6 +8,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.logging.Level;
 
 import org.junit.jupiter.api.AfterEach;
@@ -136,14 +137,44 @@ class GiveWayTest {
 		assertThat(statistics.inUseBytes()).isZero();
 	}
 
+	/**
+	 * Two requests wait, each holding memory, while this thread holds more and does not wait: the first in line looks
+	 * again and again with another waiting, and tells nobody, since the holder that does not wait will give back.
+	 */
 	@Test
 	void aHolderThatDoesNotWaitIsLeftToFinishAndNobodyIsTold() throws Exception {
+		AtomicInteger freeingTries = new AtomicInteger();
+		this.pool.addListener(new PoolListener() {
+
+			@Override
+			public long outOfMemory(MemoryPool pool, long requestedBytes, int attempt) {
+				if (attempt == 0) {
+					freeingTries.incrementAndGet();
+				}
+				return 0;
+			}
+
+		});
 		PooledBuffer running = this.pool.acquire(60 * MIB);
-		Future<Integer> waiting = request(10, 40, new CountDownLatch(0));
-		await().atMost(Duration.ofMinutes(1)).until(() -> this.pool.statistics().memoryWaits().waits() == 1);
+		CountDownLatch go = new CountDownLatch(1);
+		List<Future<Integer>> waiting = List.of(request(6, 40, go), request(10, 40, go));
+		awaitLent(76);
+		go.countDown();
+		await().atMost(Duration.ofMinutes(1)).until(() -> this.pool.statistics().memoryWaits().waits() == 2);
+		int tries = freeingTries.get();
+		await().atMost(Duration.ofMinutes(1)).until(() -> freeingTries.get() >= tries + 2);
+		assertThat(waiting).as("requests served while the holder holds").noneMatch(Future::isDone);
+		assertThat(this.pool.statistics().memoryWaits().gaveWay())
+			.as("told to give way after the first in line looked again with both waiting")
+			.isZero();
 		running.close();
-		assertThat(waiting.get(1, TimeUnit.MINUTES)).isEqualTo(1);
-		assertThat(this.pool.statistics().memoryWaits().gaveWay()).isZero();
+		for (Future<Integer> request : waiting) {
+			assertThat(request.get(1, TimeUnit.MINUTES)).as("runs of a request").isEqualTo(1);
+		}
+		PoolStatistics statistics = this.pool.statistics();
+		assertThat(statistics.memoryWaits().gaveWay()).isZero();
+		assertThat(statistics.memoryWaits().timeouts()).isZero();
+		assertThat(statistics.inUseBytes()).isZero();
 	}
 
 }
