@@ -1,6 +1,9 @@
 package io.gpumem.benchmarks;
 
+import java.io.ByteArrayInputStream;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.HashMap;
@@ -11,6 +14,8 @@ import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.zip.GZIPInputStream;
+import java.util.zip.GZIPOutputStream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -31,14 +36,36 @@ class TraceTest {
 			Trace.Event.acquire(1, 50, 1), Trace.Event.close(0, 0), Trace.Event.acquire(2, 70, 0),
 			Trace.Event.acquire(3, 10, 1), Trace.Event.close(1, 1)));
 
+	/** {@link #SMALL} in the file format as its documentation (and {@code trace_replay.py}'s) states it, by hand. */
+	private static final String SMALL_TEXT = """
+			# gpumem trace 1
+			# name small
+			# source by hand
+			a 0 100 0
+			a 1 50 1
+			c 0 0
+			a 2 70 0
+			a 3 10 1
+			c 1 1
+			""";
+
 	@ParameterizedTest
 	@ValueSource(strings = { "small.trace", "small.trace.gz" })
-	void aTraceWrittenReadsBackWhole(String name, @TempDir Path dir) throws IOException {
+	void aTraceIsWrittenInTheStatedFormat(String name, @TempDir Path dir) throws IOException {
 		Path file = dir.resolve(name);
 		SMALL.write(file);
-		Trace back = Trace.read(file);
-		assertThat(back).isEqualTo(SMALL);
-		assertThat(name.endsWith(".gz")).isEqualTo(Files.readAllBytes(file)[0] == (byte) 0x1f);
+		byte[] written = Files.readAllBytes(file);
+		assertThat(written[0] == (byte) 0x1f).as("gzip's first byte").isEqualTo(name.endsWith(".gz"));
+		assertThat(new String(name.endsWith(".gz") ? gunzip(written) : written, StandardCharsets.UTF_8))
+			.isEqualTo(SMALL_TEXT);
+	}
+
+	@ParameterizedTest
+	@ValueSource(strings = { "small.trace", "small.trace.gz" })
+	void aTraceInTheStatedFormatReadsBackWhole(String name, @TempDir Path dir) throws IOException {
+		byte[] text = SMALL_TEXT.getBytes(StandardCharsets.UTF_8);
+		Path file = Files.write(dir.resolve(name), name.endsWith(".gz") ? gzip(text) : text);
+		assertThat(Trace.read(file)).isEqualTo(SMALL);
 	}
 
 	@Test
@@ -192,6 +219,20 @@ class TraceTest {
 
 	private static MemoryEvent event(long sequence, MemoryEvent.Type type, long bytes, long buffer, String thread) {
 		return new MemoryEvent(sequence, 0, type, bytes, bytes, buffer, 0, thread, null, List.of());
+	}
+
+	private static byte[] gzip(byte[] bytes) throws IOException {
+		ByteArrayOutputStream out = new ByteArrayOutputStream();
+		try (GZIPOutputStream gzip = new GZIPOutputStream(out)) {
+			gzip.write(bytes);
+		}
+		return out.toByteArray();
+	}
+
+	private static byte[] gunzip(byte[] bytes) throws IOException {
+		try (GZIPInputStream in = new GZIPInputStream(new ByteArrayInputStream(bytes))) {
+			return in.readAllBytes();
+		}
 	}
 
 }
