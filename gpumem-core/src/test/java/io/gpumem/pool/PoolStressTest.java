@@ -87,8 +87,10 @@ class PoolStressTest {
 		MemoryAllocator device = memory.expandable() ? backend.virtualMemory().allocator()
 				: backend.allocator(MemoryKind.DEVICE);
 		TrackingAllocator tracking = new TrackingAllocator(device, false);
+		long seed = Long.getLong("gpumem.seed", 0);
+		System.out.println("PoolStressTest seed: " + seed + " (replay with -Dgpumem.seed=" + seed + ")");
 		MemoryAllocator upstream = (faultProbability != null)
-				? FaultInjectingAllocator.withProbability(tracking, faultProbability, 99) : tracking;
+				? FaultInjectingAllocator.withProbability(tracking, faultProbability, seed + 99) : tracking;
 		StatisticsAllocator allocator = new StatisticsAllocator(upstream);
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(allocator,
 				PoolConfig.builder("stress")
@@ -108,12 +110,12 @@ class PoolStressTest {
 		CountDownLatch start = new CountDownLatch(1);
 		List<Future<?>> workers = new ArrayList<>();
 		for (int t = 0; t < THREADS; t++) {
-			long seed = t;
-			workers.add(executor.submit(() -> work(pool, seed, start, failures)));
+			long workerSeed = seed + t;
+			workers.add(executor.submit(() -> work(pool, workerSeed, start, failures)));
 		}
 		AtomicLong trimmed = new AtomicLong();
 		Future<?> trimmer = executor.submit(() -> {
-			SplittableRandom random = new SplittableRandom(1234);
+			SplittableRandom random = new SplittableRandom(seed + 1234);
 			start.await();
 			while (running.get()) {
 				long released = pool.trim(random.nextLong(4L << 20));
