@@ -8,6 +8,7 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.host.HostBackend;
@@ -22,7 +23,11 @@ import io.gpumem.pool.StratifiedMemoryPool;
  * the pool lends outside them, a permit's buffer counts against it until closed, closes give everything back, and the
  * figures read are the model's. Any deadlock, livelock or exception fails the test.
  */
-class AdmissionLincheckTest {
+@Tag(AdmissionLincheckTest.MODEL_CHECKER)
+public class AdmissionLincheckTest {
+
+	/** The tag of the model checker's tests, which the build on other platforms leaves out (they explore no more there). */
+	public static final String MODEL_CHECKER = "model-checker";
 
 	@Test
 	void modelChecking() {

@@ -7,9 +7,11 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
+import io.gpumem.admission.AdmissionLincheckTest;
 import io.gpumem.backend.GpuBackend;
 
 import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.forClasses;
@@ -21,6 +23,7 @@ import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.f
  * reserved never above what the allocator held during the read), and the books are exact once all is closed. Any
  * deadlock, livelock or exception fails the test.
  */
+@Tag(AdmissionLincheckTest.MODEL_CHECKER)
 class PoolLincheckTest {
 
 	@ParameterizedTest
