@@ -168,8 +168,9 @@ final class Tiers {
 
 	/**
 	 * Takes a returned block back from stripe {@code home}: kept in the free lists where the policy allows, else given
-	 * to the arena or the large blocks ({@link FreeLists#beneath}); free segments beyond {@code max-cached} go back to
-	 * the allocator as a block above the free lists' classes comes back.
+	 * to the arena or the large blocks ({@link FreeLists#beneath}); as a block above the free lists' classes comes back,
+	 * what is cached beyond {@code max-cached} goes back to the allocator, the oldest large blocks first (two closes at
+	 * once may each have found room for theirs), then free segments.
 	 */
 	void giveBack(Block block, int home) {
 		long stamp = this.clock;
@@ -183,6 +184,9 @@ final class Tiers {
 		}
 		if (reservedBytes() > this.policy.maxBytes()) {
 			long excess = this.policy.excess(cachedBytes());
+			if (excess > 0) {
+				excess -= this.large.release(excess, Long.MAX_VALUE);
+			}
 			if (excess > 0) {
 				this.arena.release(excess, Long.MAX_VALUE);
 			}
