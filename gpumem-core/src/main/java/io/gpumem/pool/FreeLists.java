@@ -11,14 +11,13 @@ import io.gpumem.pool.arena.Tier;
 
 /**
  * The front tier: a pool's cached blocks of the classes up to {@link PoolConfig#FREE_LISTS_LIMIT}, a stack per class,
- * and on each stripe whose requests repeat their sizes the last block returned of a larger class that shares its
- * segment step ({@link Arena#sharesStep}), for the next request of its exact size without the arena's lock; striped
- * so that request threads rarely meet on a lock. A thread takes from the stripe of its own ({@link ThreadState})
- * first and from the others before a miss, and a block goes back to the stripe of the thread that took it. Every
- * request and every returned block is counted here, on the stripe it meets, under the lock it takes anyway; a block
- * the front does not keep goes on to the arena, or above the top class to the large blocks, and so do those a
- * stripe's sweep finds idle ({@link CachePolicy#sweepReturns}). Every cached block is in a stripe, so that a trim
- * from any thread reaches all of them; nothing is kept per thread.
+ * and on each stripe whose requests repeat their sizes the last block returned of a larger class, for the next request
+ * of its exact size without the arena's lock; striped so that request threads rarely meet on a lock. A thread takes
+ * from the stripe of its own ({@link ThreadState}) first and from the others before a miss, and a block goes back to
+ * the stripe of the thread that took it. Every request and every returned block is counted here, on the stripe it
+ * meets, under the lock it takes anyway; a block the front does not keep goes on to the arena, or above the top class
+ * to the large blocks, and so do those a stripe's sweep finds idle ({@link CachePolicy#sweepReturns}). Every cached
+ * block is in a stripe, so that a trim from any thread reaches all of them; nothing is kept per thread.
  */
 final class FreeLists implements Tier {
 
@@ -143,7 +142,7 @@ final class FreeLists implements Tier {
 			else if (block.classIndex < this.frontClasses) {
 				kept = stripe.push(block, stamp);
 			}
-			else if (stripe.repeats(block.size) && this.arena.sharesStep(block.size)) {
+			else if (stripe.repeats(block.size)) {
 				replacedStamp = stripe.lastStamp();
 				replaced = stripe.keepLast(block, stamp);
 				kept = replaced != block;

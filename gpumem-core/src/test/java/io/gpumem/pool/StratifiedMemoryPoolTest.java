@@ -142,7 +142,7 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
-	void aStripeKeepsNoBlockAboveHalfASegmentNorOneBeyondTheByteCap() {
+	void aStripeKeepsTheLastBlockOfARepeatedSizeOfAnyClassButNoneBeyondTheByteCap() {
 		StratifiedMemoryPool pool = pool(PoolConfig.builder("test").maxCachedBytes(0));
 		for (int i = 0; i < 3; i++) {
 			pool.acquire(300_001).close();
@@ -150,11 +150,21 @@ class StratifiedMemoryPoolTest {
 		assertThat(pool.statistics().cachedBuffers()).isZero();
 		assertThat(this.allocator.statistics().currentBytes()).isZero();
 		pool.close();
-		pool = pool(PoolConfig.builder("test"));
-		for (int i = 0; i < 3; i++) {
-			pool.acquire(PoolConfig.DEFAULT_SEGMENT_BYTES / 2 + 1).close();
+		pool = pool(PoolConfig.builder("test").stripes(1));
+		long size = 16L << 20;
+		pool.acquire(size).close();
+		PooledBuffer first = pool.acquire(size);
+		first.copyFrom(new long[] { 0x5EED });
+		first.close();
+		assertThat(pool.statistics().cachedBuffers()).as("kept by its stripe, above half a segment").isEqualTo(1);
+		try (PooledBuffer again = pool.acquire(size)) {
+			long[] marker = new long[1];
+			again.copyTo(marker);
+			assertThat(marker[0]).as("the same block").isEqualTo(0x5EED);
 		}
-		assertThat(pool.statistics().cachedBuffers()).isZero();
+		assertThat(pool.statistics().misses()).isEqualTo(1);
+		assertThat(pool.trim(0)).isEqualTo(size);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
 	}
 
 	@Test

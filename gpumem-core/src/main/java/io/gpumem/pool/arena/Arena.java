@@ -67,14 +67,6 @@ public final class Arena extends Padding implements Tier {
 		return (bytes + ALIGNMENT - 1) & -ALIGNMENT;
 	}
 
-	/**
-	 * Whether a span of {@code spanSize} bytes shares its segment step with others: at most half a segment where
-	 * segments are allocations (a larger one gets a segment of its own), or half a granule.
-	 */
-	public boolean sharesStep(long spanSize) {
-		return this.source.sharesStep(spanSize);
-	}
-
 	/** Whether blocks of the class are cut from the free spans blocks above the free lists' classes go back to. */
 	public boolean cutBesideLarger(int classIndex) {
 		return this.source.spans(classIndex) == this.source.others;
