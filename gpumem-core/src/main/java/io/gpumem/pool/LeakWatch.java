@@ -36,19 +36,20 @@ final class LeakWatch {
 		this.recorder = recorder;
 	}
 
-	/** The recorder's number for an acquire of {@code bytes} about to take its block ({@link PoolRecorder#acquiring}). */
+	/** When an acquire of {@code bytes} about to take its block began, if it is recorded ({@link PoolRecorder#acquiring}). */
 	long begin(long bytes) {
 		return this.recorder.acquiring(bytes);
 	}
 
 	/**
 	 * Wraps a block in a buffer for its user, going back to stripe {@code home}, watched as the level
-	 * says and recorded under the recorder's number {@code recorded} ({@link PoolRecorder#acquiring}) where that is
-	 * not -1; {@code allocated} tells a block the pool has just allocated for this acquire.
+	 * says and recorded as begun at {@code recorded} ({@link PoolRecorder#acquiring}) where that is not
+	 * {@link PoolRecorder#NOT_RECORDED}; {@code allocated} tells a block the pool has just allocated for this acquire.
 	 */
 	PooledBuffer lend(StratifiedMemoryPool pool, Block block, long bytes, ThreadState thread, int home,
 			boolean allocated, long recorded, Holdings.Holder holder, LendAccount account) {
-		PoolRecorder.Lend lend = (recorded >= 0) ? this.recorder.lent(block, bytes, block.size, recorded) : null;
+		PoolRecorder.Lend lend = (recorded != PoolRecorder.NOT_RECORDED)
+				? this.recorder.lent(block, bytes, block.size, recorded, home) : null;
 		PooledBuffer buffer = new PooledBuffer(pool, block, bytes, home, lend, holder, account);
 		if (watches(block, thread, allocated)) {
 			Throwable site = (this.level == LeakDetection.PARANOID)

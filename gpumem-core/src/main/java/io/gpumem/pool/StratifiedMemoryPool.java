@@ -90,7 +90,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.config = config;
 		this.counters = new PoolCounters(this.ladder.count(), config.stripes());
 		StatisticsAllocator reserved = new StatisticsAllocator(allocator);
-		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::currentBytes);
+		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::currentBytes,
+				deviceBytes(allocator), config.stripes(), () -> ThreadState.current().stripe);
 		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
 		this.upkeep = new Upkeep(this, this.recorder, this.leaks, this.tiers, config.idleTrimAfter());
@@ -368,6 +369,16 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.tiers.giveBack(block, stripe);
 		this.reservation.memoryReturned();
 		this.supply.memoryReturned();
+	}
+
+	/** The capacity of the allocator's device, or 0 where it cannot tell. */
+	private static long deviceBytes(MemoryAllocator allocator) {
+		try {
+			return allocator.memoryInfo().totalBytes();
+		}
+		catch (RuntimeException ex) {
+			return 0;
+		}
 	}
 
 	/** Advances the recency clock, as the slow paths do; tests use it to order cached buffers in time. */

@@ -103,6 +103,40 @@ class MemoryHistoryTest {
 	}
 
 	@Test
+	void mergesTheStripesRingsByTimeFromTheNewestEventEachStillHolds() throws Exception {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(this.allocator, PoolConfig.builder("striped")
+			.stripes(4)
+			.history(new HistoryConfig(BufferRecording.ALL, 8))
+			.build());
+		this.pools.add(pool);
+		onNewThread(() -> pool.acquire(4096).close());
+		onNewThread(() -> {
+			for (int i = 0; i < 2; i++) {
+				pool.acquire(8192).close();
+			}
+		});
+		PoolHistory history = pool.history().orElseThrow();
+		assertThat(history.complete()).isTrue();
+		assertThat(history.events()).extracting(MemoryEvent::sequence).containsExactly(0L, 1L, 2L, 3L, 4L, 5L, 6L);
+		assertThat(history.events()).extracting(MemoryEvent::bytes)
+			.as("one thread's acquire, the segment made for it, its close, then the other's buffers")
+			.containsExactly(4096L, 2 * MIB, 4096L, 8192L, 8192L, 8192L, 8192L);
+		onNewThread(() -> {
+			for (int i = 0; i < 10; i++) {
+				pool.acquire(16384).close();
+			}
+		});
+		history = pool.history().orElseThrow();
+		assertThat(history.complete()).isFalse();
+		assertThat(history.events()).as("the lapped ring's last 8, none older from the other rings")
+			.extracting(MemoryEvent::bytes)
+			.containsOnly(16384L)
+			.hasSize(8);
+		assertThat(history.events()).extracting(MemoryEvent::sequence)
+			.containsExactly(19L, 20L, 21L, 22L, 23L, 24L, 25L, 26L);
+	}
+
+	@Test
 	void byDefaultRecordsBuffersOfAMebibyteOrMoreOnly() {
 		StratifiedMemoryPool pool = pool(BufferRecording.LARGE, 100);
 		pool.acquire(512 << 10).close();
@@ -164,6 +198,13 @@ class MemoryHistoryTest {
 				default -> 0;
 			})
 			.sum()).as("the segments' events count the reserved bytes").isEqualTo(this.allocator.statistics().currentBytes());
+	}
+
+	/** Runs {@code work} on a thread of its own, which has a stripe of its own. */
+	private static void onNewThread(Runnable work) throws InterruptedException {
+		Thread thread = new Thread(work);
+		thread.start();
+		thread.join();
 	}
 
 	private static MemoryEvent only(List<MemoryEvent> events, Type type, long bytes) {

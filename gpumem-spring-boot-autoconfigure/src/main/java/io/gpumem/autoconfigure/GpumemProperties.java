@@ -501,7 +501,7 @@ public class GpumemProperties {
 		/**
 		 * Which buffers the history records, their acquire and close with where they were acquired (a few frames),
 		 * so that an out-of-memory failure and the snapshot name the code holding them: large (1MB or more, the
-		 * frames of every one of 16MB or more and of a sample of the others, one per 16MB acquired), all (every
+		 * frames of a sample of them, one per sixteenth of the device acquired, from 16MB to 1GB), all (every
 		 * buffer with its frames, for a log to replay) or off.
 		 */
 		private BufferRecording buffers = BufferRecording.LARGE;

@@ -47,27 +47,32 @@ final class AcquireSites {
 	/** A number drawn evenly below its bound, which it is given: the odds of keeping a buffer's frames. */
 	private final LongUnaryOperator draw;
 
-	AcquireSites(MemoryHistory history) {
-		this(history, (bound) -> ThreadLocalRandom.current().nextLong(bound));
+	AcquireSites(MemoryHistory history, long framesEvery) {
+		this(history, framesEvery, (bound) -> ThreadLocalRandom.current().nextLong(bound));
 	}
 
-	AcquireSites(MemoryHistory history, LongUnaryOperator draw) {
+	AcquireSites(MemoryHistory history, long framesEvery, LongUnaryOperator draw) {
 		this.history = history;
-		this.framesEvery = history.bufferRecording().framesEveryBytes();
+		this.framesEvery = framesEvery;
 		this.draw = draw;
 	}
 
 	/**
-	 * Records the lend of {@code block}, of {@code blockBytes}, to a buffer of {@code requestedBytes} under the number
-	 * {@link MemoryHistory#acquiring} drew, keeping where it was acquired while it is lent where the recording keeps
-	 * its frames ({@link BufferRecording#framesEveryBytes}).
+	 * Records the lend of {@code block}, of {@code blockBytes}, to a buffer of {@code requestedBytes} whose acquire
+	 * began at {@code acquiringNanos} ({@link MemoryHistory#acquiring}), keeping where it was acquired while it is lent
+	 * where the recording keeps its frames ({@link BufferRecording#framesEveryBytes}), in the history's ring
+	 * {@code ring}.
 	 */
-	Lend lent(Object block, long requestedBytes, long blockBytes, long number) {
-		Lend lend = new Lend(this, block, requestedBytes, blockBytes, StreamOrder.current(), weight(blockBytes));
-		if (lend.weight > 0) {
+	Lend lent(Object block, long requestedBytes, long blockBytes, long acquiringNanos, int ring) {
+		long sequence = this.history.draw(ring);
+		double weight = weight(blockBytes);
+		Lend lend = new Lend(this, (weight > 0) ? block : null, requestedBytes, blockBytes, acquiringNanos,
+				this.history.bufferNumber(ring, sequence), ring, StreamOrder.current(), weight);
+		if (weight > 0) {
 			this.lent.add(lend);
 		}
-		this.history.acquired(number, lend);
+		this.history.put(ring, sequence, MemoryEvent.Type.ACQUIRE, acquiringNanos, requestedBytes, blockBytes,
+				lend.buffer, lend.stream, lend.sampled());
 		return lend;
 	}
 
@@ -102,7 +107,7 @@ final class AcquireSites {
 		Map<List<String>, Holding> sites = new HashMap<>();
 		for (Lend lend : this.lent) {
 			Holding held = sites.computeIfAbsent(lend.frames(), (site) -> new Holding());
-			held.bytes += lend.bytes * lend.weight;
+			held.bytes += lend.blockBytes * lend.weight;
 			held.buffers += lend.weight;
 			held.sampled |= lend.weight > 1;
 		}
@@ -155,42 +160,51 @@ final class AcquireSites {
 	}
 
 	/**
-	 * A recorded buffer's lend: the stack of its acquire where its frames are kept, its number in the history, when
-	 * and on what stream it was acquired, and its bytes, kept while it is lent.
+	 * A recorded buffer's lend: its number, when, on what stream and in which ring of the history it was acquired, its
+	 * bytes, and the stack of its acquire where its frames are kept, while it is lent.
 	 */
-	static final class Lend extends Throwable implements PoolRecorder.Lend {
+	static final class Lend implements PoolRecorder.Lend {
 
-		private final transient AcquireSites sites;
+		private final AcquireSites sites;
 
 		/** The block lent, a key the pool knows it by, while lent and its frames kept; null otherwise. */
-		transient Object block;
+		Object block;
 
 		final long buffer;
 
-		final long acquiredNanos = System.nanoTime();
+		final long acquiredNanos;
 
 		final long requestedBytes;
 
-		final long bytes;
+		final long blockBytes;
+
+		/** The history's ring its acquire went to, and its close goes to. */
+		final int ring;
+
+		/** The stream the acquire was ordered on, or null. */
+		final GpuStream stream;
 
 		/** How many buffers this one stands for among the holders: 1 or more where its frames are kept, else 0. */
 		final double weight;
 
-		/** The stream the acquire was ordered on, or null. */
-		final transient GpuStream stream;
+		/** Where it was acquired, until its frames are read, where they are kept. */
+		private Throwable site;
 
-		/** The acquiring frames, once read; the stack itself is dropped then, as the history may keep the lend. */
+		/** The acquiring frames, once read. */
 		private List<String> frames;
 
-		Lend(AcquireSites sites, Object block, long requestedBytes, long bytes, GpuStream stream, double weight) {
-			super("acquired here", null, false, weight > 0);
+		Lend(AcquireSites sites, Object block, long requestedBytes, long blockBytes, long acquiredNanos, long buffer,
+				int ring, GpuStream stream, double weight) {
 			this.sites = sites;
-			this.block = (weight > 0) ? block : null;
-			this.buffer = sites.history.nextBuffer();
+			this.block = block;
 			this.requestedBytes = requestedBytes;
-			this.bytes = bytes;
+			this.blockBytes = blockBytes;
+			this.acquiredNanos = acquiredNanos;
+			this.buffer = buffer;
+			this.ring = ring;
 			this.stream = stream;
 			this.weight = weight;
+			this.site = (weight > 0) ? new Throwable("acquired here") : null;
 		}
 
 		@Override
@@ -205,14 +219,16 @@ final class AcquireSites {
 
 		@Override
 		public synchronized List<String> frames() {
-			if (this.weight == 0) {
-				return List.of();
-			}
 			if (this.frames == null) {
-				this.frames = AcquireSites.frames(getStackTrace());
-				setStackTrace(new StackTraceElement[0]);
+				this.frames = (this.site != null) ? AcquireSites.frames(this.site.getStackTrace()) : List.of();
+				this.site = null;
 			}
 			return this.frames;
+		}
+
+		/** The lend where its frames are kept, for its events to carry; null otherwise. */
+		Lend sampled() {
+			return (this.weight > 0) ? this : null;
 		}
 
 		/** Called as the buffer is closed or reclaimed. */

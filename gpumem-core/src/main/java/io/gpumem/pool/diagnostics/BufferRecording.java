@@ -11,9 +11,10 @@ public enum BufferRecording {
 	OFF(Long.MAX_VALUE, Long.MAX_VALUE),
 
 	/**
-	 * Buffers of 1 MiB or more requested, the ones that fill a device; of those, the frames of every buffer of 16 MiB
-	 * or more, and of a smaller one with the odds of its bytes to 16 MiB (one in every 16 MiB such buffers acquire),
-	 * as heap profilers sample (TCMalloc, Go's), so that a 1 MiB hit takes a stack one time in sixteen.
+	 * Buffers of 1 MiB or more requested, the ones that fill a device; of those, the frames of a buffer with the odds
+	 * of its bytes to a sixteenth of the device, from 16 MiB to 1 GiB (one stack per sixteenth of the device such
+	 * buffers acquire), as heap profilers sample (TCMalloc, Go's): a holder of half the device is sampled eight times
+	 * over, and a 16 MiB hit on an 80 GB device takes a stack one time in 64.
 	 */
 	LARGE(1L << 20, 16L << 20),
 
@@ -22,6 +23,12 @@ public enum BufferRecording {
 	 * a cost on every acquire.
 	 */
 	ALL(0, 0);
+
+	/** Of a device, the share acquired for which {@link #LARGE} keeps one buffer's frames. */
+	private static final long DEVICE_SHARE = 16;
+
+	/** The most bytes acquired for which {@link #LARGE} keeps one buffer's frames, whatever the device. */
+	private static final long MOST_BYTES_PER_FRAMES = 1L << 30;
 
 	private final long smallestBytes;
 
@@ -38,11 +45,14 @@ public enum BufferRecording {
 	}
 
 	/**
-	 * The bytes from which a recorded buffer always keeps its frames; a smaller one keeps them with the odds of its
-	 * bytes to these. 0 where every one keeps them.
+	 * The bytes from which a recorded buffer always keeps its frames on a device of {@code deviceBytes}; a smaller one
+	 * keeps them with the odds of its bytes to these. 0 where every one keeps them.
 	 */
-	long framesEveryBytes() {
-		return this.framesEveryBytes;
+	long framesEveryBytes(long deviceBytes) {
+		if (this.framesEveryBytes == 0 || this.framesEveryBytes == Long.MAX_VALUE) {
+			return this.framesEveryBytes;
+		}
+		return Math.min(Math.max(this.framesEveryBytes, deviceBytes / DEVICE_SHARE), MOST_BYTES_PER_FRAMES);
 	}
 
 }

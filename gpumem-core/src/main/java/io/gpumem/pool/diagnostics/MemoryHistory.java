@@ -5,8 +5,9 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.atomic.AtomicLongArray;
 import java.util.concurrent.atomic.AtomicReferenceArray;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 import io.gpumem.allocator.AllocatorDecorator;
@@ -16,9 +17,12 @@ import io.gpumem.memory.MemoryHolder;
 import io.gpumem.stream.GpuStream;
 
 /**
- * A pool's {@link PoolRecorder}: a bounded history, a ring of its last events ({@link MemoryEvent}) in constant
- * memory, and the one place its events are told, to the ring and to the flight recorder ({@link PoolEvents}).
- * Recorded buffers' acquires and closes come from {@link AcquireSites}; nothing else on the hit path records.
+ * A pool's {@link PoolRecorder}: a bounded history of its last events ({@link MemoryEvent}) in constant memory, and
+ * the one place its events are told, to the history and to the flight recorder ({@link PoolEvents}). Recorded
+ * buffers' acquires and closes come from {@link AcquireSites}; nothing else on the hit path records. Each event goes
+ * into the {@link EventRing} of the recording thread's stripe, with a count of its own, so that a recorded hit
+ * writes nothing another stripe's threads write and allocates no event; a read merges the rings by time (as Linux's
+ * perf merges its per-CPU buffers), from the newest event every ring still holds.
  */
 final class MemoryHistory implements PoolRecorder {
 
@@ -26,27 +30,47 @@ final class MemoryHistory implements PoolRecorder {
 
 	private static final long START_NANOS = System.nanoTime();
 
+	/**
+	 * How far apart two rings' counts lie in {@link #counts}, and from its ends: 128 bytes, so that no count shares a
+	 * cache line, or a pair of lines the processor fetches together, with another or with what lies beside the array.
+	 */
+	private static final int STRIDE = 16;
+
 	private final String pool;
 
 	private final BufferRecording recording;
 
-	private final AtomicReferenceArray<Entry> ring;
+	/** The rings, one per stripe, each made at its first event. */
+	private final AtomicReferenceArray<EventRing> rings;
 
-	private final AtomicLong next = new AtomicLong();
+	/** Per ring, at {@code STRIDE} times its index plus one, the events it was given. */
+	private final AtomicLongArray counts;
 
-	private final AtomicLong buffers = new AtomicLong();
+	/** How many events the history holds, and each ring. */
+	private final int events;
+
+	/** The ring of the calling thread: its stripe, before masking. */
+	private final IntSupplier stripe;
 
 	/** Bytes the pool holds from its allocator, as the pool counts them. */
 	private final LongSupplier reservedBytes;
 
 	private final AcquireSites sites;
 
-	MemoryHistory(String pool, HistoryConfig config, LongSupplier reservedBytes) {
+	/**
+	 * The history of pool {@code pool} over a device of {@code deviceBytes}, its events in {@code stripes} rings (a power
+	 * of two), each thread's in that of {@code stripe}.
+	 */
+	MemoryHistory(String pool, HistoryConfig config, LongSupplier reservedBytes, long deviceBytes, int stripes,
+			IntSupplier stripe) {
 		this.pool = pool;
 		this.recording = config.buffers();
-		this.ring = new AtomicReferenceArray<>(config.events());
+		this.events = config.events();
+		this.rings = new AtomicReferenceArray<>(Integer.highestOneBit(Math.max(1, stripes)));
+		this.counts = new AtomicLongArray((this.rings.length() + 2) * STRIDE);
+		this.stripe = stripe;
 		this.reservedBytes = reservedBytes;
-		this.sites = new AcquireSites(this);
+		this.sites = new AcquireSites(this, this.recording.framesEveryBytes(deviceBytes));
 	}
 
 	@Override
@@ -56,7 +80,7 @@ final class MemoryHistory implements PoolRecorder {
 			@Override
 			public Allocation allocate(long bytes) {
 				Allocation allocation = super.allocate(bytes);
-				record(MemoryEvent.Type.SEGMENT_ALLOCATED, bytes, 0, 0, reservedBytes.getAsLong(), null, null);
+				record(MemoryEvent.Type.SEGMENT_ALLOCATED, bytes);
 				PoolEvents.segment(pool, bytes, true);
 				return allocation;
 			}
@@ -65,35 +89,44 @@ final class MemoryHistory implements PoolRecorder {
 			public void free(Allocation allocation) {
 				long bytes = allocation.size();
 				super.free(allocation);
-				record(MemoryEvent.Type.SEGMENT_RELEASED, bytes, 0, 0, reservedBytes.getAsLong(), null, null);
+				record(MemoryEvent.Type.SEGMENT_RELEASED, bytes);
 				PoolEvents.segment(pool, bytes, false);
 			}
 
 		};
 	}
 
-	/** Which buffers are recorded, and whose frames are kept. */
-	BufferRecording bufferRecording() {
-		return this.recording;
+	/** The ring of the calling thread. */
+	private int ring() {
+		return ring(this.stripe.getAsInt());
 	}
 
-	/** A number for a recorded buffer, which its acquire and close carry. */
-	long nextBuffer() {
-		return this.buffers.incrementAndGet();
+	/** The ring of stripe {@code stripe}, before masking. */
+	private int ring(int stripe) {
+		return stripe & (this.rings.length() - 1);
+	}
+
+	/** The place of the next event in ring {@code ring}, drawn for an entry {@link #put} there; -1 where none is kept. */
+	long draw(int ring) {
+		return (this.events > 0) ? this.counts.getAndIncrement((ring + 1) * STRIDE) : -1;
 	}
 
 	/**
-	 * The sequence of an acquire of {@code bytes} about to take its block, drawn before it does so that a replay
-	 * takes memory no later than the pool did; -1 where buffers of that size are not recorded.
+	 * The number of a recorded buffer, which its acquire and close carry: where its acquire lies in the rings, or 0
+	 * where no event is kept.
 	 */
-	@Override
-	public long acquiring(long bytes) {
-		return this.recording.records(bytes) ? nextSequence() : -1;
+	long bufferNumber(int ring, long sequence) {
+		return (sequence < 0) ? 0 : sequence * this.rings.length() + ring + 1;
 	}
 
 	@Override
-	public Lend lent(Object block, long requestedBytes, long blockBytes, long number) {
-		return this.sites.lent(block, requestedBytes, blockBytes, number);
+	public long acquiring(long bytes) {
+		return this.recording.records(bytes) ? System.nanoTime() : NOT_RECORDED;
+	}
+
+	@Override
+	public Lend lent(Object block, long requestedBytes, long blockBytes, long acquiringNanos, int stripe) {
+		return this.sites.lent(block, requestedBytes, blockBytes, acquiringNanos, ring(stripe));
 	}
 
 	@Override
@@ -104,8 +137,9 @@ final class MemoryHistory implements PoolRecorder {
 	@Override
 	public void closed(Lend lend, GpuStream after) {
 		AcquireSites.Lend closed = (AcquireSites.Lend) lend;
-		record(MemoryEvent.Type.CLOSE, closed.requestedBytes, closed.bytes, closed.buffer,
-				this.reservedBytes.getAsLong(), after, null);
+		int ring = closed.ring;
+		put(ring, draw(ring), MemoryEvent.Type.CLOSE, System.nanoTime(), closed.requestedBytes, closed.blockBytes,
+				closed.buffer, after, closed.sampled());
 	}
 
 	@Override
@@ -128,15 +162,6 @@ final class MemoryHistory implements PoolRecorder {
 		PoolEvents.missEnds((PoolEvents.Miss) miss, this.pool, kind, bytes, failed);
 	}
 
-	private long nextSequence() {
-		return this.next.getAndIncrement();
-	}
-
-	void acquired(long sequence, AcquireSites.Lend lend) {
-		record(sequence, MemoryEvent.Type.ACQUIRE, lend.requestedBytes, lend.bytes, lend.buffer,
-				this.reservedBytes.getAsLong(), lend.stream, lend);
-	}
-
 	/**
 	 * Tells of a trim down to {@code keepBytes} that released {@code releasedBytes}, if it released anything: the
 	 * out-of-memory path and the idle trim try often, mostly in vain.
@@ -144,7 +169,7 @@ final class MemoryHistory implements PoolRecorder {
 	@Override
 	public void trimmed(long keepBytes, long releasedBytes, boolean idle) {
 		if (releasedBytes > 0) {
-			record(MemoryEvent.Type.TRIM, releasedBytes, 0, 0, this.reservedBytes.getAsLong(), null, null);
+			record(MemoryEvent.Type.TRIM, releasedBytes);
 			PoolEvents.trimmed(this.pool, keepBytes, releasedBytes, idle);
 		}
 	}
@@ -152,67 +177,70 @@ final class MemoryHistory implements PoolRecorder {
 	/** Tells of an acquire of {@code bytes} that failed for want of memory, as {@code message} says. */
 	@Override
 	public void outOfMemory(long bytes, String message) {
-		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes, 0, 0, this.reservedBytes.getAsLong(), null, null);
+		record(MemoryEvent.Type.OUT_OF_MEMORY, bytes);
 		PoolEvents.outOfMemory(this.pool, bytes, message);
 	}
 
-	/** The events held, and whether they are all since the pool started (no lap of the ring overwrote any). */
+	/**
+	 * The events held, oldest first, and whether they are all since the pool started (no ring lapped, none left
+	 * out). Each is numbered by its place among all the pool recorded, as far as the counts read tell.
+	 */
 	@Override
 	public PoolHistory read() {
-		List<MemoryEvent> events = events();
-		return new PoolHistory(this.pool, this.next.get() <= this.ring.length(), events);
+		long recorded = 0;
+		long from = Long.MIN_VALUE;
+		List<EventRing.Held> held = new ArrayList<>();
+		for (int ring = 0; ring < this.rings.length(); ring++) {
+			long count = this.counts.get((ring + 1) * STRIDE);
+			EventRing events = this.rings.get(ring);
+			recorded += count;
+			if (events != null) {
+				from = Math.max(from, events.read(ring, count, held));
+			}
+		}
+		long start = from;
+		held.removeIf((event) -> event.nanos() < start);
+		held.sort(Comparator.comparingLong(EventRing.Held::nanos).thenComparingInt(EventRing.Held::ring)
+			.thenComparingLong(EventRing.Held::sequence));
+		List<EventRing.Held> kept = held.subList(Math.max(0, held.size() - this.events), held.size());
+		long first = recorded - kept.size();
+		List<MemoryEvent> events = new ArrayList<>(kept.size());
+		for (int i = 0; i < kept.size(); i++) {
+			EventRing.Held event = kept.get(i);
+			events.add(event.event(first + i, START_MICROS + (event.nanos() - START_NANOS) / 1000));
+		}
+		return new PoolHistory(this.pool, first == 0, events);
+	}
+
+	private void record(MemoryEvent.Type type, long bytes) {
+		int ring = ring();
+		put(ring, draw(ring), type, System.nanoTime(), bytes, 0, 0, null, null);
 	}
 
 	/**
-	 * The events held, oldest first: those of the last lap of the ring. An entry written late (an acquire that
-	 * waited) never replaces a newer one, and a slot whose sequence was drawn and never written (an acquire that
-	 * failed) holds no event of an earlier lap.
+	 * Puts an event at {@code sequence} ({@link #draw}) in ring {@code ring}, with the bytes the pool holds now; the
+	 * acquiring frames of {@code lend}, where kept, go with it.
 	 */
-	private List<MemoryEvent> events() {
-		long oldest = this.next.get() - this.ring.length();
-		List<Entry> entries = new ArrayList<>(this.ring.length());
-		for (int i = 0; i < this.ring.length(); i++) {
-			Entry entry = this.ring.get(i);
-			if (entry != null && entry.sequence >= oldest) {
-				entries.add(entry);
-			}
-		}
-		entries.sort(Comparator.comparingLong(Entry::sequence));
-		return entries.stream().map(Entry::event).toList();
-	}
-
-	private void record(MemoryEvent.Type type, long bytes, long blockBytes, long buffer, long reserved,
+	void put(int ring, long sequence, MemoryEvent.Type type, long nanos, long bytes, long blockBytes, long buffer,
 			GpuStream stream, AcquireSites.Lend lend) {
-		record(nextSequence(), type, bytes, blockBytes, buffer, reserved, stream, lend);
-	}
-
-	private void record(long sequence, MemoryEvent.Type type, long bytes, long blockBytes, long buffer,
-			long reserved, GpuStream stream, AcquireSites.Lend lend) {
-		if (this.ring.length() == 0) {
-			return;
-		}
-		long nanos = (lend != null) ? lend.acquiredNanos() : System.nanoTime();
-		long micros = START_MICROS + (nanos - START_NANOS) / 1000;
-		Entry entry = new Entry(sequence, micros, type, bytes, blockBytes, buffer, reserved,
-				Thread.currentThread().getName(), stream, lend);
-		int slot = (int) (sequence % this.ring.length());
-		for (Entry held = this.ring.get(slot); held == null || held.sequence < sequence; held = this.ring.get(slot)) {
-			if (this.ring.compareAndSet(slot, held, entry)) {
-				return;
-			}
+		if (sequence >= 0) {
+			ringOf(ring).put(sequence, type, nanos, bytes, blockBytes, buffer, this.reservedBytes.getAsLong(), stream,
+					lend);
 		}
 	}
 
-	/** An event as the ring holds it: its stream and acquiring frames are read only when the history is. */
-	private record Entry(long sequence, long timeMicros, MemoryEvent.Type type, long bytes, long blockBytes,
-			long buffer, long reservedBytes, String thread, GpuStream stream, AcquireSites.Lend lend) {
-
-		MemoryEvent event() {
-			return new MemoryEvent(this.sequence, this.timeMicros, this.type, this.bytes, this.blockBytes,
-					this.buffer, this.reservedBytes, this.thread, (this.stream != null) ? this.stream.toString() : null,
-					(this.lend != null) ? this.lend.frames() : List.of());
+	/**
+	 * The ring of index {@code ring}, made at its first event with room for every event the history holds, rounded
+	 * up to a power of two.
+	 */
+	private EventRing ringOf(int ring) {
+		EventRing events = this.rings.get(ring);
+		if (events == null) {
+			int capacity = Math.max(1, Integer.highestOneBit(this.events - 1) << 1);
+			this.rings.compareAndSet(ring, null, new EventRing(capacity));
+			events = this.rings.get(ring);
 		}
-
+		return events;
 	}
 
 }

@@ -2,6 +2,7 @@ package io.gpumem.pool.diagnostics;
 
 import java.util.List;
 import java.util.Map;
+import java.util.function.IntSupplier;
 import java.util.function.LongSupplier;
 
 import io.gpumem.memory.MemoryAllocator;
@@ -15,26 +16,33 @@ import io.gpumem.stream.GpuStream;
  */
 public interface PoolRecorder {
 
+	/** What {@link #acquiring} answers where buffers of the size are not recorded. */
+	long NOT_RECORDED = Long.MIN_VALUE;
+
 	/**
-	 * The recorder of pool {@code pool}, as {@code config} says, that reads the bytes the pool holds of its allocator
-	 * from {@code reservedBytes}.
+	 * The recorder of pool {@code pool} over a device of {@code deviceBytes}, as {@code config} says, that reads the
+	 * bytes the pool holds of its allocator from {@code reservedBytes}, and records the events of each of
+	 * {@code stripes} stripes apart, the calling thread's stripe read from {@code stripe}.
 	 */
-	static PoolRecorder of(String pool, HistoryConfig config, LongSupplier reservedBytes) {
-		return new MemoryHistory(pool, config, reservedBytes);
+	static PoolRecorder of(String pool, HistoryConfig config, LongSupplier reservedBytes, long deviceBytes,
+			int stripes, IntSupplier stripe) {
+		return new MemoryHistory(pool, config, reservedBytes, deviceBytes, stripes, stripe);
 	}
 
 	/**
-	 * The number of an acquire of {@code bytes} about to take its block, drawn before it does so that a replay takes
-	 * memory no later than the pool did; -1 where buffers of that size are not recorded. On the hit path.
+	 * When an acquire of {@code bytes} about to take its block began, taken before it does so that a replay takes
+	 * memory no later than the pool did; {@link #NOT_RECORDED} where buffers of that size are not recorded. On the
+	 * hit path.
 	 */
 	long acquiring(long bytes);
 
 	/**
-	 * Records the lend of {@code block}, of {@code blockBytes}, to a buffer of {@code requestedBytes}, under the
-	 * number {@link #acquiring} drew (not -1). On the hit path.
+	 * Records the lend of {@code block}, of {@code blockBytes}, to a buffer of {@code requestedBytes} whose acquire
+	 * began at {@code acquiringNanos}, as {@link #acquiring} answered (not {@link #NOT_RECORDED}), on stripe
+	 * {@code stripe}, whose events its close joins too. On the hit path.
 	 * @return the lend, for the buffer to hand back as it is returned and closed
 	 */
-	Lend lent(Object block, long requestedBytes, long blockBytes, long number);
+	Lend lent(Object block, long requestedBytes, long blockBytes, long acquiringNanos, int stripe);
 
 	/** Records that the buffer of {@code lend} was returned: it holds its block no more. */
 	void returned(Lend lend);
@@ -73,7 +81,7 @@ public interface PoolRecorder {
 	/** A recorded buffer's lend: when, on what stream and where it was acquired. */
 	interface Lend {
 
-		/** When it was acquired, on {@link System#nanoTime()}'s clock. */
+		/** When its acquire began, on {@link System#nanoTime()}'s clock. */
 		long acquiredNanos();
 
 		/** The stream the acquire was ordered on, or null. */

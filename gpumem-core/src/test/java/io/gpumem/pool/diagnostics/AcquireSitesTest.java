@@ -14,9 +14,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 /**
- * Where recorded buffers were acquired: by default the frames of every buffer of 16 MiB or more, and of a smaller one
- * with the odds of its bytes to 16 MiB, counted among the holders for all it stands for; every one's where every
- * buffer records its frames.
+ * Where recorded buffers were acquired: by default, on a device of 64 MiB, the frames of every buffer of 16 MiB or
+ * more, and of a smaller one with the odds of its bytes to 16 MiB, counted among the holders for all it stands for;
+ * every one's where every buffer records its frames.
  */
 class AcquireSitesTest {
 
@@ -78,16 +78,17 @@ class AcquireSitesTest {
 	}
 
 	private AcquireSites sites(BufferRecording recording) {
-		MemoryHistory history = new MemoryHistory("sites", new HistoryConfig(recording, 100), () -> 0);
+		MemoryHistory history = new MemoryHistory("sites", new HistoryConfig(recording, 100), () -> 0, 64 * MIB, 1,
+				() -> 0);
 		this.history = history;
-		return new AcquireSites(history, (bound) -> {
+		return new AcquireSites(history, recording.framesEveryBytes(64 * MIB), (bound) -> {
 			this.bounds.add(bound);
 			return this.draws.remove();
 		});
 	}
 
 	private AcquireSites.Lend lend(AcquireSites sites, long bytes) {
-		return sites.lent(new Object(), bytes, bytes, this.history.acquiring(bytes));
+		return sites.lent(new Object(), bytes, bytes, this.history.acquiring(bytes), 0);
 	}
 
 }
