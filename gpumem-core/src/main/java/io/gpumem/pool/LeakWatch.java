@@ -36,7 +36,10 @@ final class LeakWatch {
 		this.recorder = recorder;
 	}
 
-	/** When an acquire of {@code bytes} about to take its block began, if it is recorded ({@link PoolRecorder#acquiring}). */
+	/**
+	 * When an acquire of {@code bytes} about to take its block began, if it is recorded
+	 * ({@link PoolRecorder#acquiring}).
+	 */
 	long begin(long bytes) {
 		return this.recorder.acquiring(bytes);
 	}

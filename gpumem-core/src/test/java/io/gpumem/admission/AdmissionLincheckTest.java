@@ -1,7 +1,6 @@
 package io.gpumem.admission;
 
 import java.time.Duration;
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -13,6 +12,7 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.LincheckSlots;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.StratifiedMemoryPool;
@@ -51,9 +51,6 @@ public class AdmissionLincheckTest {
 		/** The pool's reach: its device's capacity. */
 		private static final long REACH = 6 * MIB;
 
-		/** A slot being filled, empty to every other operation. */
-		private static final Object FILLING = new Object();
-
 		private final HostBackend backend = new HostBackend(REACH);
 
 		private final StratifiedMemoryPool pool = new StratifiedMemoryPool(this.backend.allocator(MemoryKind.DEVICE),
@@ -61,12 +58,12 @@ public class AdmissionLincheckTest {
 
 		private final GpuAdmission admission = new GpuAdmission("device 0", 0, Duration.ZERO, this.pool);
 
-		/** What each slot holds: a permit, a buffer lent outside admission, {@link #FILLING}, or nothing. */
-		private final AtomicReferenceArray<Object> slots = new AtomicReferenceArray<>(3);
+		/** What each slot holds: a permit, a buffer lent outside admission, or nothing. */
+		private final LincheckSlots slots = new LincheckSlots(3);
 
 		@Operation
 		public String enter(@Param(name = "slot") int slot, @Param(name = "mib") int mib) {
-			if (!fill(slot)) {
+			if (!this.slots.fill(slot)) {
 				return "occupied";
 			}
 			try {
@@ -83,7 +80,7 @@ public class AdmissionLincheckTest {
 		/** Fills a slot with a buffer lent outside admission: it counts against every request let in. */
 		@Operation
 		public String lendOutside(@Param(name = "slot") int slot) {
-			if (!fill(slot)) {
+			if (!this.slots.fill(slot)) {
 				return "occupied";
 			}
 			this.slots.set(slot, this.pool.acquire(MIB));
@@ -96,7 +93,7 @@ public class AdmissionLincheckTest {
 		 */
 		@Operation
 		public String acquireOnPermit(@Param(name = "slot") int slot) {
-			if (settled(slot) instanceof GpuAdmission.Permit permit && permit.bytes() >= 2 * MIB) {
+			if (this.slots.settled(slot) instanceof GpuAdmission.Permit permit && permit.bytes() >= 2 * MIB) {
 				try {
 					permit.acquire(MIB).close();
 					return "acquired";
@@ -110,11 +107,7 @@ public class AdmissionLincheckTest {
 
 		@Operation
 		public String close(@Param(name = "slot") int slot) throws Exception {
-			Object held;
-			do {
-				held = settled(slot);
-			}
-			while (held != null && !this.slots.compareAndSet(slot, held, FILLING));
+			Object held = this.slots.take(slot);
 			if (held == null) {
 				return "empty";
 			}
@@ -129,31 +122,9 @@ public class AdmissionLincheckTest {
 		}
 
 		/** The books once every operation ran, then everything closed: nothing held, nothing lent, nothing left over. */
-		/** Takes an empty slot to fill: false where it holds something, once another thread has filled it. */
-		private boolean fill(int slot) {
-			for (;;) {
-				Object now = settled(slot);
-				if (now != null) {
-					return false;
-				}
-				if (this.slots.compareAndSet(slot, null, FILLING)) {
-					return true;
-				}
-			}
-		}
-
-		/** What a slot holds once no thread is filling it. */
-		private Object settled(int slot) {
-			Object now;
-			while ((now = this.slots.get(slot)) == FILLING) {
-				Thread.onSpinWait();
-			}
-			return now;
-		}
-
 		@Validate
 		public void booksAreExact() throws Exception {
-			for (int slot = 0; slot < this.slots.length(); slot++) {
+			for (int slot = 0; slot < this.slots.count(); slot++) {
 				close(slot);
 			}
 			AdmissionStatistics statistics = this.admission.statistics();

@@ -1,6 +1,5 @@
 package io.gpumem.pool;
 
-import java.util.concurrent.atomic.AtomicReferenceArray;
 
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -54,8 +53,6 @@ class PoolLincheckTest {
 		/** The setup each instance opens, set before each check. */
 		private static volatile PoolSetup setup;
 
-		private static final Object FILLING = new Object();
-
 		private final GpuBackend backend = setup.open(16 * MIB);
 
 		private final HeldAllocator held = new HeldAllocator(setup.allocator(this.backend));
@@ -66,11 +63,12 @@ class PoolLincheckTest {
 			.stripes(2)
 			.build());
 
-		private final AtomicReferenceArray<Object> slots = new AtomicReferenceArray<>(3);
+		/** What each slot holds: a buffer lent, or nothing. */
+		private final LincheckSlots slots = new LincheckSlots(3);
 
 		@Operation
 		public String acquire(@Param(name = "slot") int slot, @Param(name = "size") int size) {
-			if (!fill(slot)) {
+			if (!this.slots.fill(slot)) {
 				return "occupied";
 			}
 			PooledBuffer buffer = this.pool.acquire(SIZES[size]);
@@ -81,11 +79,7 @@ class PoolLincheckTest {
 
 		@Operation
 		public String close(@Param(name = "slot") int slot) {
-			Object held;
-			do {
-				held = settled(slot);
-			}
-			while (held != null && !this.slots.compareAndSet(slot, held, FILLING));
+			Object held = this.slots.take(slot);
 			if (held == null) {
 				return "empty";
 			}
@@ -111,28 +105,6 @@ class PoolLincheckTest {
 					&& statistics.inUseBytes() >= 0 && statistics.reservedBytes() <= this.held.mostSinceMark();
 		}
 
-		/** Takes an empty slot to fill: false where it holds something, once another thread has filled it. */
-		private boolean fill(int slot) {
-			for (;;) {
-				Object now = settled(slot);
-				if (now != null) {
-					return false;
-				}
-				if (this.slots.compareAndSet(slot, null, FILLING)) {
-					return true;
-				}
-			}
-		}
-
-		/** What a slot holds once no thread is filling it. */
-		private Object settled(int slot) {
-			Object now;
-			while ((now = this.slots.get(slot)) == FILLING) {
-				Thread.onSpinWait();
-			}
-			return now;
-		}
-
 		/**
 		 * Whether a class is the driver's emulation of virtual memory, whose file mappings the model checker cannot
 		 * run: it runs them as one step each, as the driver is to the pool.
@@ -144,7 +116,7 @@ class PoolLincheckTest {
 
 		@Validate
 		public void booksAreExact() {
-			for (int slot = 0; slot < this.slots.length(); slot++) {
+			for (int slot = 0; slot < this.slots.count(); slot++) {
 				close(slot);
 			}
 			PoolStatistics statistics = this.pool.statistics();

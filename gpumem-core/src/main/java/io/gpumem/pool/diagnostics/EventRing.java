@@ -69,7 +69,8 @@ final class EventRing {
 			GpuStream stream, AcquireSites.Lend lend) {
 		int slot = (int) sequence & this.mask;
 		long stamp = sequence + 1;
-		for (long held = (long) STAMPS.getVolatile(this.stamps, slot);; held = (long) STAMPS.getVolatile(this.stamps, slot)) {
+		for (;;) {
+			long held = (long) STAMPS.getVolatile(this.stamps, slot);
 			if (Math.abs(held) >= stamp) {
 				return;
 			}
