@@ -10,6 +10,8 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayDeque;
+import java.util.Arrays;
+import java.util.BitSet;
 import java.util.Deque;
 import java.util.concurrent.atomic.AtomicReferenceArray;
 
@@ -28,8 +30,9 @@ import io.gpumem.memory.PhysicalMemory;
  * drawn on the device's capacity, and address ranges it is mapped into, with CUDA's rules checked. A range's
  * addresses are a private mapping of a sparse temporary file, which costs the process nothing until written: a
  * mapped granule counts against the capacity, a reserved one does not. An unmapped granule's pages stay with the
- * process, and are used again when a granule is mapped there; a released range's mapping serves the next range of
- * its size, and goes back only when the collector unmaps it.
+ * process, and are used again when a granule is mapped there, filled first with bytes no one wrote (0xCD), as new
+ * physical memory on CUDA holds none of what was mapped there before; a released range's mapping serves the next
+ * range of its size, and goes back only when the collector unmaps it.
  */
 final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 
@@ -51,6 +54,9 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 	private final Deque<MappedByteBuffer> spare = new ArrayDeque<>();
 
 	private final DeviceHealth health;
+
+	/** What a granule mapped where memory was mapped before reads: 64 KiB of bytes no one wrote. */
+	private static final byte[] UNWRITTEN = filled(64 << 10, (byte) 0xCD);
 
 	HostVirtualMemory(HostBackend.Capacity capacity, DeviceHealth health) {
 		this.capacity = capacity;
@@ -97,7 +103,7 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 		requireRange(bytes);
 		this.health.check();
 		MappedByteBuffer reused = reuse(bytes);
-		return new Range(this, (reused != null) ? reused : addresses(bytes));
+		return new Range(this, (reused != null) ? reused : addresses(bytes), reused != null);
 	}
 
 	@Override
@@ -163,6 +169,12 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 		}
 	}
 
+	private static byte[] filled(int bytes, byte value) {
+		byte[] filled = new byte[bytes];
+		Arrays.fill(filled, value);
+		return filled;
+	}
+
 	/** Physical memory of a host address space: charged until released and unmapped. */
 	private static final class Physical extends PhysicalMemory {
 
@@ -219,12 +231,19 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 
 		private final AtomicReferenceArray<Physical> granules;
 
+		/** The granules whose pages held memory mapped before: a mapping there is filled with bytes no one wrote. */
+		private final BitSet written;
+
 		private boolean released;
 
-		Range(HostVirtualMemory space, MappedByteBuffer addresses) {
+		Range(HostVirtualMemory space, MappedByteBuffer addresses, boolean reused) {
 			this.space = space;
 			this.addresses = addresses;
 			this.granules = new AtomicReferenceArray<>((int) (addresses.capacity() / GRANULARITY));
+			this.written = new BitSet(this.granules.length());
+			if (reused) {
+				this.written.set(0, this.granules.length());
+			}
 		}
 
 		@Override
@@ -245,6 +264,13 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			}
 			memory.mapped();
 			for (int i = first; i < first + count; i++) {
+				if (this.written.get(i)) {
+					ByteBuffer pages = this.addresses.slice(Math.toIntExact(i * GRANULARITY), (int) GRANULARITY);
+					while (pages.hasRemaining()) {
+						pages.put(UNWRITTEN, 0, Math.min(UNWRITTEN.length, pages.remaining()));
+					}
+				}
+				this.written.set(i);
 				this.granules.set(i, memory);
 			}
 		}

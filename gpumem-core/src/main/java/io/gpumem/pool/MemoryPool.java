@@ -57,6 +57,28 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 	/** Tells {@code observer} of every miss from now on: the reserve from the allocator, with its retries and wait. */
 	void observeWith(MemoryObserver observer);
 
+	/**
+	 * Gives the device back the memory the pool holds, cached and lent, while the lent buffers keep their addresses:
+	 * their bytes copied to host memory ({@link SleepMode#OFFLOAD}) or dropped ({@link SleepMode#DISCARD}), after the
+	 * stream work of buffers closed after it has completed. Until {@link #wake()}, an acquire or a use of a lent buffer
+	 * wakes the pool first, or fails with a {@link PoolAsleepException} where the pool is configured to refuse
+	 * ({@link SleepOnAcquire}). Call it while the pool is idle: a use begun before, on another thread, is not waited
+	 * for.
+	 * @throws IllegalStateException if the pool is closed, or lends buffers in fixed segments, whose addresses could
+	 * not be kept (what it cached is released all the same)
+	 */
+	SleepStatus.Sleep sleep(SleepMode mode);
+
+	/**
+	 * Maps the memory behind the lent buffers again at their addresses, copying back the bytes a sleep offloaded;
+	 * nothing where the pool is awake.
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the device refuses the memory: the pool sleeps on
+	 */
+	SleepStatus.Wake wake();
+
+	/** Whether the pool sleeps, and what its last sleep and wake did. */
+	SleepStatus sleepStatus();
+
 	/** Whether {@link #close()} has been called. */
 	boolean isClosed();
 

@@ -45,6 +45,8 @@ public final class PoolConfig {
 
 	private final LeakDetection leakDetection;
 
+	private final SleepOnAcquire sleepOnAcquire;
+
 	private final HistoryConfig history;
 
 	private final int stripes;
@@ -64,6 +66,7 @@ public final class PoolConfig {
 		this.maxWait = builder.maxWait;
 		this.giveWay = builder.giveWay;
 		this.leakDetection = builder.leakDetection;
+		this.sleepOnAcquire = builder.sleepOnAcquire;
 		this.history = builder.history;
 		this.stripes = builder.stripes;
 		this.segmentBytes = builder.segmentBytes;
@@ -129,6 +132,11 @@ public final class PoolConfig {
 		return this.leakDetection;
 	}
 
+	/** What an acquire, or a use of a lent buffer, does while the pool sleeps; {@link SleepOnAcquire#WAKE} by default. */
+	public SleepOnAcquire sleepOnAcquire() {
+		return this.sleepOnAcquire;
+	}
+
 	/** What the pool's history keeps; {@link HistoryConfig#DEFAULT} by default. */
 	public HistoryConfig history() {
 		return this.history;
@@ -175,6 +183,8 @@ public final class PoolConfig {
 		private boolean giveWay = true;
 
 		private LeakDetection leakDetection = LeakDetection.SIMPLE;
+
+		private SleepOnAcquire sleepOnAcquire = SleepOnAcquire.WAKE;
 
 		private HistoryConfig history = HistoryConfig.DEFAULT;
 
@@ -285,6 +295,12 @@ public final class PoolConfig {
 
 		public Builder leakDetection(LeakDetection level) {
 			this.leakDetection = Objects.requireNonNull(level, "leak detection");
+			return this;
+		}
+
+		/** What an acquire, or a use of a lent buffer, does while the pool sleeps, as {@link PoolConfig#sleepOnAcquire()} says. */
+		public Builder sleepOnAcquire(SleepOnAcquire onAcquire) {
+			this.sleepOnAcquire = Objects.requireNonNull(onAcquire, "sleep on-acquire");
 			return this;
 		}
 

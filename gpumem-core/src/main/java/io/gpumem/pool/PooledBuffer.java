@@ -149,9 +149,12 @@ public final class PooledBuffer extends GpuBuffer {
 		return detached;
 	}
 
+	/** {@inheritDoc} Where the pool sleeps, wakes it first, or refuses ({@link SleepOnAcquire}). */
 	@Override
 	protected Allocation allocation() {
-		return currentBlock().allocation;
+		Block current = currentBlock();
+		this.pool.beforeUse();
+		return current.allocation;
 	}
 
 	private Block currentBlock() {

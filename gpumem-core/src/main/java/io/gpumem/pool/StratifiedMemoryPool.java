@@ -76,6 +76,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private final PoolRecorder recorder;
 
+	private final PoolSleep sleep;
+
 	private final AtomicBoolean closed = new AtomicBoolean();
 
 	/**
@@ -95,6 +97,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
 		this.upkeep = new Upkeep(this, this.recorder, this.leaks, this.tiers, config.idleTrimAfter());
+		this.sleep = new PoolSleep(this, this.tiers, this.upkeep, config.sleepOnAcquire());
 		this.holdings = config.giveWay() ? new Holdings() : null;
 		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
 				this.recorder, this.holdings);
@@ -152,6 +155,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 
 	private PooledBuffer acquire(long bytes, Duration maxWait, LendAccount account) {
 		checkRequest("buffer", bytes, maxWait);
+		this.sleep.beforeUse("an acquire");
 		int classIndex = this.ladder.indexOf(bytes);
 		ThreadState thread = ThreadState.current();
 		int home = thread.stripe;
@@ -233,6 +237,33 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	/** Releases, and answers, the bytes cached unused longer than {@code idle-trim-after}, as the maintenance does. */
 	public long trimIdle() {
 		return this.upkeep.trimIdle();
+	}
+
+	/**
+	 * {@inheritDoc} Over fixed segments (a device without virtual memory management, or the host backend configured
+	 * so) only a pool lending nothing sleeps.
+	 */
+	@Override
+	public SleepStatus.Sleep sleep(SleepMode mode) {
+		Objects.requireNonNull(mode, "mode");
+		checkOpen();
+		return this.sleep.sleep(mode);
+	}
+
+	@Override
+	public SleepStatus.Wake wake() {
+		checkOpen();
+		return this.sleep.wake("a call");
+	}
+
+	@Override
+	public SleepStatus sleepStatus() {
+		return this.sleep.status();
+	}
+
+	/** Before a use of one of the pool's lent buffers: wakes the pool where it sleeps, or refuses. */
+	void beforeUse() {
+		this.sleep.beforeUse("a use of a lent buffer");
 	}
 
 	@Override

@@ -340,6 +340,26 @@ final class Tiers {
 				this.arena.addressBytes());
 	}
 
+	/** Whether the arena's segments are ranges whose granules are mapped as needed. */
+	boolean expandable() {
+		return this.arena.expandable();
+	}
+
+	/** Puts the arena to sleep ({@link Arena#sleep}): answers the bytes given back, and of them those offloaded. */
+	long[] sleep(boolean offload) {
+		return this.arena.sleep(offload);
+	}
+
+	/** Wakes the arena ({@link Arena#wake}): answers the bytes mapped again, and of them those copied back. */
+	long[] wake() {
+		return this.arena.wake();
+	}
+
+	/** The bytes of the arena's granules asleep. */
+	long sleepingBytes() {
+		return this.arena.sleepingBytes();
+	}
+
 	/** Lets go of everything cached, the shelves first, and caches nothing more. */
 	synchronized void close() {
 		this.closed = true;

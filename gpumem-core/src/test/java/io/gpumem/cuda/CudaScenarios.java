@@ -20,6 +20,7 @@ import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassLadder;
+import io.gpumem.pool.SleepMode;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
@@ -108,6 +109,51 @@ abstract class CudaScenarios {
 		after.close();
 		pool.trim(0);
 		assertThat(pool.reservedBytes()).isZero();
+		pool.close();
+		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThan(freeBefore - granule);
+	}
+
+	/**
+	 * Where the device maps memory into reserved ranges, 100 buffers of 1 KiB to 1 MiB written with patterns of their
+	 * own, offloaded by a sleep: the device holds at most a granule more than before the pool; woken, every buffer
+	 * has its old device pointer and every byte of its pattern.
+	 */
+	@Test
+	void aPoolAsleepGivesTheDeviceItsMemoryAndWakesWithEveryPointerAndByte() {
+		VirtualMemory virtualMemory = this.backend.virtualMemory();
+		if (!virtualMemory.supported()) {
+			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
+				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
+			return;
+		}
+		long granule = virtualMemory.allocator().addressSpace().granularity();
+		long freeBefore = this.backend.memoryInfo().freeBytes();
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(virtualMemory.allocator(),
+				PoolConfig.builder("sleepy").build());
+		List<PooledBuffer> buffers = new ArrayList<>();
+		List<byte[]> patterns = new ArrayList<>();
+		List<String> pointers = new ArrayList<>();
+		for (int i = 0; i < 100; i++) {
+			byte[] pattern = new byte[(1024 << this.random.nextInt(11)) - this.random.nextInt(256)];
+			this.random.nextBytes(pattern);
+			PooledBuffer buffer = pool.acquire(pattern.length);
+			buffer.copyFrom(pattern);
+			buffers.add(buffer);
+			patterns.add(pattern);
+			pointers.add(String.valueOf(buffer.unwrap(devicePointerType())));
+		}
+
+		pool.sleep(SleepMode.OFFLOAD);
+		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThanOrEqualTo(freeBefore - granule);
+		pool.wake();
+
+		for (int i = 0; i < buffers.size(); i++) {
+			assertThat(String.valueOf(buffers.get(i).unwrap(devicePointerType()))).isEqualTo(pointers.get(i));
+			byte[] back = new byte[patterns.get(i).length];
+			buffers.get(i).copyTo(back);
+			assertThat(back).as("buffer %d", i).isEqualTo(patterns.get(i));
+			buffers.get(i).close();
+		}
 		pool.close();
 		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThan(freeBefore - granule);
 	}

@@ -108,13 +108,35 @@ class HostVirtualMemoryTest {
 		second.map(0, granule);
 		long[] read = new long[1];
 		second.slice(0, 8).copyToHost(0, read, 0, 1, ElementType.LONG);
-		assertThat(read[0]).as("the same pages, whose bytes CUDA leaves undefined").isEqualTo(42);
+		assertThat(read[0]).as("the same pages, holding none of the old range's bytes, as on CUDA")
+			.isEqualTo(0xCDCDCDCDCDCDCDCDL);
 		assertThatThrownBy(() -> stale.copyToHost(0, read, 0, 1, ElementType.LONG))
 			.isInstanceOf(IllegalStateException.class).hasMessageContaining("released");
 		second.unmap(0, granule);
 		second.release();
 		this.physical.free(granule);
 		assertThat(free()).isEqualTo(8 * GRANULE);
+	}
+
+	/** New physical memory mapped where other memory was holds none of its bytes, as on CUDA, which a sleep relies on. */
+	@Test
+	void aGranuleMappedAgainHoldsNoneOfTheBytesWrittenBefore() {
+		AddressRange range = this.physical.addressSpace().reserve(2 * GRANULE);
+		Allocation first = this.physical.allocate(GRANULE);
+		range.map(GRANULE, first);
+		range.slice(GRANULE, GRANULE).fill(0, GRANULE, (byte) 42);
+		range.unmap(GRANULE, first);
+		this.physical.free(first);
+		Allocation second = this.physical.allocate(GRANULE);
+		range.map(GRANULE, second);
+		byte[] read = new byte[(int) GRANULE];
+		range.slice(GRANULE, GRANULE).copyToHost(0, read, 0, read.length, ElementType.BYTE);
+		byte[] unwritten = new byte[read.length];
+		java.util.Arrays.fill(unwritten, (byte) 0xCD);
+		assertThat(read).isEqualTo(unwritten);
+		range.unmap(GRANULE, second);
+		this.physical.free(second);
+		range.release();
 	}
 
 	@Test

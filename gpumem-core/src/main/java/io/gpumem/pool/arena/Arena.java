@@ -43,6 +43,9 @@ public final class Arena extends Padding implements Tier {
 	/** Every segment held, in the order made. */
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
+	/** The granules a sleep unmapped under lent spans, mapped again at a wake; guarded by its own monitor. */
+	private final SleepingGranules sleeping = new SleepingGranules();
+
 	private volatile boolean closed;
 
 	/** Bytes held of the device: the segments' allocations, or their ranges' mapped granules. */
@@ -166,11 +169,63 @@ public final class Arena extends Padding implements Tier {
 		return Math.max(0, this.segmentBytes - this.reserved.bytes());
 	}
 
-	/** Gives back what is free, once the granules another thread maps or unmaps are settled. */
+	/**
+	 * Gives the device back what is free and, over expandable segments, every mapped granule of lent spans, whose
+	 * addresses stay theirs, each granule's bytes copied to host memory first where {@code offload}, else dropped, for
+	 * {@link #wake} to map again; a thread mapping a span over a granule asleep waits for the wake. A granule the
+	 * driver refuses to unmap stays mapped. Over fixed segments, gives back what is free only.
+	 * @return the bytes given back to the device, and of them the bytes offloaded
+	 * @throws RuntimeException as the driver refuses, every granule unmapped before asleep
+	 */
+	public long[] sleep(boolean offload) {
+		long released = release(Long.MAX_VALUE, Long.MAX_VALUE);
+		if (!expandable()) {
+			return new long[] { released, 0 };
+		}
+		synchronized (this.sleeping) {
+			long offloadedBefore = this.sleeping.offloadedBytes();
+			Unmapping unmapping = new Unmapping();
+			synchronized (this) {
+				hold(-this.sleeping.takeAll(this.segments, unmapping));
+			}
+			long refused = this.sleeping.put(unmapping, offload, this.source.allocator, this);
+			return new long[] { released + unmapping.bytes() - refused,
+					this.sleeping.offloadedBytes() - offloadedBefore };
+		}
+	}
+
+	/**
+	 * Maps again at their offsets the granules a sleep unmapped, copying their bytes back where they were offloaded.
+	 * @return the bytes mapped again, and of them the bytes copied back
+	 * @throws RuntimeException as the allocator or the driver refuses, the granules not mapped kept for the next wake
+	 */
+	public long[] wake() {
+		if (!expandable()) {
+			return new long[] { 0, 0 };
+		}
+		synchronized (this.sleeping) {
+			return this.sleeping.wake(this.source.allocator, this);
+		}
+	}
+
+	/** The bytes of the granules asleep: unmapped by a sleep under lent spans, not yet mapped again. */
+	public long sleepingBytes() {
+		if (!expandable()) {
+			return 0;
+		}
+		synchronized (this.sleeping) {
+			return this.sleeping.bytes();
+		}
+	}
+
+	/** Gives back what is free, once the granules another thread maps or unmaps are settled; drops those asleep. */
 	@Override
 	public void close() {
 		this.closed = true;
 		if (expandable()) {
+			synchronized (this.sleeping) {
+				this.sleeping.drop(this);
+			}
 			this.mapping.awaitSettled();
 		}
 		release(Long.MAX_VALUE, Long.MAX_VALUE);

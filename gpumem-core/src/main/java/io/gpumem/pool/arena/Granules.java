@@ -37,6 +37,27 @@ final class Granules {
 		this.busy = new boolean[this.mapped.length];
 	}
 
+	/** The bytes of a granule. */
+	long granule() {
+		return this.granule;
+	}
+
+	/** A view of granule {@code g}, which must be mapped while it is used. */
+	Allocation view(int g) {
+		return this.range.slice(g * this.granule, this.granule);
+	}
+
+	/**
+	 * Maps granule {@code g}, claimed by the caller, with memory of its own from {@code allocator}: driver calls,
+	 * made outside the lock, that change nothing here until the caller {@link #settle settles} it.
+	 * @throws RuntimeException as the allocator or the range refuses, the memory given back
+	 */
+	Allocation mapOne(int g, MemoryAllocator allocator) {
+		Allocation[] physical = new Allocation[1];
+		map(new int[] { g }, physical, allocator);
+		return physical[0];
+	}
+
 	/** Bytes of the granules mapped. */
 	long mappedBytes() {
 		return this.mappedBytes;

@@ -55,7 +55,41 @@ final class Unmapping {
 		return mapped;
 	}
 
-	private record Entry(Granules granules, int index, Allocation physical) {
+	/**
+	 * Settles mapped still, under the lock, the granules {@link #run} stopped before; leaves those it unmapped busy,
+	 * for a sleep to keep ({@link SleepingGranules}).
+	 * @return the bytes still mapped
+	 */
+	long settleNotDone() {
+		long mapped = 0;
+		for (int i = this.done; i < this.entries.size(); i++) {
+			Entry entry = this.entries.get(i);
+			mapped += entry.granules.settle(entry.index, entry.physical);
+		}
+		return mapped;
+	}
+
+	/** The granules taken out, in order. */
+	List<Entry> entries() {
+		return this.entries;
+	}
+
+	/** The bytes of the granules {@link #run} has unmapped. */
+	long doneBytes() {
+		long bytes = 0;
+		for (int i = 0; i < this.done; i++) {
+			bytes += this.entries.get(i).physical.size();
+		}
+		return bytes;
+	}
+
+	/** How many of the entries, the first, {@link #run} has unmapped. */
+	int done() {
+		return this.done;
+	}
+
+	/** A granule taken out: its segment's granules, its index there and the memory mapped at it. */
+	record Entry(Granules granules, int index, Allocation physical) {
 	}
 
 }

@@ -1,0 +1,119 @@
+package io.gpumem.pool;
+
+import java.time.Duration;
+
+import io.gpumem.memory.ByteSizes;
+
+/**
+ * A pool's sleep: whether it sleeps, the one rule for what an acquire or a use of a lent buffer meets then (a wake
+ * first, or a refusal, as {@link PoolConfig#sleepOnAcquire()} says), and what the last sleep and wake did. Sleeps and
+ * wakes take turns on its lock; the pool counts as asleep from the moment a sleep begins, so that a use begun
+ * meanwhile waits for the sleep to end and then wakes the pool. A use begun before, on another thread, is not
+ * waited for: a service sleeps a pool while idle.
+ */
+final class PoolSleep {
+
+	private final StratifiedMemoryPool pool;
+
+	private final Tiers tiers;
+
+	private final Upkeep upkeep;
+
+	private final SleepOnAcquire onAcquire;
+
+	private volatile boolean asleep;
+
+	/** Guarded by this. */
+	private SleepStatus.Sleep lastSleep;
+
+	/** Guarded by this. */
+	private SleepStatus.Wake lastWake;
+
+	PoolSleep(StratifiedMemoryPool pool, Tiers tiers, Upkeep upkeep, SleepOnAcquire onAcquire) {
+		this.pool = pool;
+		this.tiers = tiers;
+		this.upkeep = upkeep;
+		this.onAcquire = onAcquire;
+	}
+
+	/**
+	 * Before an acquire or a use of a lent buffer ({@code use}): nothing while the pool is awake; else wakes it, or
+	 * refuses.
+	 * @throws PoolAsleepException where the pool refuses while asleep
+	 */
+	void beforeUse(String use) {
+		if (this.asleep) {
+			wakeFor(use);
+		}
+	}
+
+	/** Whether the pool sleeps and what its last sleep and wake did. */
+	synchronized SleepStatus status() {
+		return new SleepStatus(this.asleep ? SleepStatus.State.ASLEEP : SleepStatus.State.AWAKE, this.lastSleep,
+				this.lastWake);
+	}
+
+	/**
+	 * Waits for the stream work of buffers closed after it, gives back what the pool caches, then the memory behind
+	 * its lent buffers, which keep their addresses, their bytes offloaded or dropped as {@code mode} says.
+	 * @throws IllegalStateException where the pool's segments are fixed and it lends any, whose addresses could not be
+	 * kept: what was cached is given back all the same, and the pool stays awake
+	 */
+	synchronized SleepStatus.Sleep sleep(SleepMode mode) {
+		long start = System.nanoTime();
+		boolean wasAsleep = this.asleep;
+		this.asleep = this.tiers.expandable();
+		try {
+			this.upkeep.awaitPending();
+			this.upkeep.giveBackLate();
+			long released = this.tiers.trim(0, 0);
+			long lent = Math.max(0, this.tiers.reservedBytes() - this.tiers.cachedBytes());
+			if (!this.tiers.expandable() && lent > 0) {
+				throw new IllegalStateException("pool '" + this.pool.name() + "' cannot sleep: it lends "
+						+ ByteSizes.format(lent) + " in fixed segments, whose addresses could not be kept once their "
+						+ "memory went back (expandable segments need a device with virtual memory management); "
+						+ ByteSizes.format(released) + " cached was released");
+			}
+			long[] slept = this.tiers.sleep(mode == SleepMode.OFFLOAD);
+			this.asleep = true;
+			this.lastSleep = new SleepStatus.Sleep(mode, released + slept[0], slept[1], lent,
+					Duration.ofNanos(System.nanoTime() - start));
+			return this.lastSleep;
+		}
+		catch (RuntimeException ex) {
+			this.asleep = wasAsleep || this.tiers.sleepingBytes() > 0;
+			throw ex;
+		}
+	}
+
+	/**
+	 * Maps the memory behind the lent buffers again at their addresses and copies back their bytes where they were
+	 * offloaded; nothing where the pool is awake.
+	 * @throws IllegalStateException if the pool was closed while asleep: its lent buffers' memory is gone
+	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the device refuses the memory; the pool sleeps on, what was
+	 * mapped again staying mapped, for the next wake
+	 */
+	synchronized SleepStatus.Wake wake(String cause) {
+		long start = System.nanoTime();
+		if (!this.asleep) {
+			return new SleepStatus.Wake(0, 0, cause, Duration.ZERO);
+		}
+		if (this.pool.isClosed()) {
+			throw new IllegalStateException("pool '" + this.pool.name() + "' was closed while asleep: the memory "
+					+ "behind its lent buffers is gone");
+		}
+		long[] woken = this.tiers.wake();
+		this.asleep = false;
+		this.lastWake = new SleepStatus.Wake(woken[0], woken[1], cause, Duration.ofNanos(System.nanoTime() - start));
+		return this.lastWake;
+	}
+
+	private void wakeFor(String use) {
+		if (this.onAcquire == SleepOnAcquire.REFUSE) {
+			throw new PoolAsleepException("pool '" + this.pool.name() + "' is asleep and refuses " + use
+					+ " (sleep on-acquire: refuse): wake it first");
+		}
+		wake(use);
+	}
+
+}

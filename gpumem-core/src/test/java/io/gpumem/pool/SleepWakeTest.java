@@ -1,0 +1,335 @@
+package io.gpumem.pool;
+
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.function.LongFunction;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+
+import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.FakeCudaDriver;
+import io.gpumem.host.HostBackend;
+import io.gpumem.memory.MemoryKind;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+
+/**
+ * A pool that sleeps: the device gets back the memory behind its lent buffers, which keep their addresses, their
+ * bytes offloaded to host memory or dropped, until a wake, an acquire or a use maps it again.
+ */
+class SleepWakeTest {
+
+	private static final long GRANULE = 2L << 20;
+
+	private static final long SEED = System.nanoTime();
+
+	/** The host backend's emulation and the CUDA backend on the fake driver, each a device of 1 GiB. */
+	static Stream<Named<LongFunction<GpuBackend>>> backends() {
+		return ExpandableSegmentsTest.backends();
+	}
+
+	/**
+	 * 100 lent buffers of 1 KiB to 8 MiB, each written with a pattern of its own: offloaded, the device holds at most
+	 * a granule of the pool's; woken, every buffer lies where it lay, with every byte of its pattern.
+	 */
+	@ParameterizedTest
+	@MethodSource("backends")
+	void anOffloadedPoolGivesTheDeviceItsMemoryAndWakesWithEveryAddressAndByte(LongFunction<GpuBackend> backends) {
+		GpuBackend backend = backends.apply(1L << 30);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 100);
+		pool.trim(0);
+		Set<String> lentBlocks = lentBlocks(pool);
+
+		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(used(backend)).as("seed %d", SEED).isLessThanOrEqualTo(GRANULE);
+		assertThat(pool.reservedBytes()).isLessThanOrEqualTo(GRANULE);
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(sleep.lentBytes()).isGreaterThanOrEqualTo(lent.bytes());
+		assertThat(sleep.offloadedBytes()).isEqualTo(sleep.releasedBytes()).isGreaterThanOrEqualTo(lent.bytes());
+
+		SleepStatus.Wake wake = pool.wake();
+
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		assertThat(wake.restoredBytes()).isEqualTo(sleep.offloadedBytes()).isEqualTo(wake.mappedBytes());
+		assertThat(lentBlocks(pool)).as("every lent block at its offset in its segment").isEqualTo(lentBlocks);
+		lent.assertIntact();
+		lent.closeAll();
+		pool.trim(0);
+		assertThat(used(backend)).isZero();
+		pool.close();
+	}
+
+	@ParameterizedTest
+	@MethodSource("backends")
+	void aDiscardingSleepKeepsTheAddressesAndDropsTheBytes(LongFunction<GpuBackend> backends) {
+		GpuBackend backend = backends.apply(1L << 30);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 20);
+		Set<String> lentBlocks = lentBlocks(pool);
+
+		SleepStatus.Sleep sleep = pool.sleep(SleepMode.DISCARD);
+
+		assertThat(sleep.offloadedBytes()).isZero();
+		assertThat(sleep.releasedBytes()).isGreaterThanOrEqualTo(lent.bytes());
+		assertThat(used(backend)).isLessThanOrEqualTo(GRANULE);
+		SleepStatus.Wake wake = pool.wake();
+		assertThat(wake.restoredBytes()).isZero();
+		assertThat(wake.mappedBytes()).isGreaterThanOrEqualTo(lent.bytes());
+		assertThat(lentBlocks(pool)).isEqualTo(lentBlocks);
+		assertThat(lent.intact()).as("buffers that kept their bytes, seed %d", SEED).isZero();
+		lent.write();
+		lent.assertIntact();
+		lent.closeAll();
+		pool.close();
+	}
+
+	@Test
+	void anAcquireWhileAsleepWakesThePoolFirst() {
+		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 10);
+		pool.sleep(SleepMode.OFFLOAD);
+
+		try (PooledBuffer more = pool.acquire(3 * GRANULE)) {
+			more.fill((byte) 1);
+			assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+			assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
+			lent.assertIntact();
+		}
+		lent.closeAll();
+		pool.close();
+	}
+
+	@Test
+	void aUseOfALentBufferWhileAsleepWakesThePoolFirst() {
+		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 10);
+		pool.sleep(SleepMode.OFFLOAD);
+
+		lent.assertIntact();
+
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("a use of a lent buffer");
+		lent.closeAll();
+		pool.close();
+	}
+
+	@Test
+	void aPoolThatRefusesWhileAsleepFailsAcquiresAndUsesUntilWoken() {
+		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.REFUSE);
+		Lent lent = lend(pool, 10);
+		pool.sleep(SleepMode.OFFLOAD);
+
+		assertThatExceptionOfType(PoolAsleepException.class).isThrownBy(() -> pool.acquire(1024))
+			.withMessage("pool 'sleepy' is asleep and refuses an acquire (sleep on-acquire: refuse): wake it first");
+		assertThatExceptionOfType(PoolAsleepException.class).isThrownBy(lent::assertIntact)
+			.withMessageContaining("refuses a use of a lent buffer");
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+
+		pool.wake();
+		lent.assertIntact();
+		pool.acquire(1024).close();
+		lent.closeAll();
+		pool.close();
+	}
+
+	/**
+	 * Over fixed segments, a sleep gives back what is cached and refuses while a buffer is lent, naming why; with
+	 * nothing lent, it sleeps.
+	 */
+	@Test
+	void fixedSegmentsReleaseWhatIsCachedAndSleepOnlyWithNothingLent() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("fixed").build());
+		PooledBuffer lent = pool.acquire(24L << 20);
+		pool.acquire(40L << 20).close();
+		assertThat(pool.cachedBytes()).isPositive();
+
+		assertThatIllegalStateException().isThrownBy(() -> pool.sleep(SleepMode.OFFLOAD))
+			.withMessageStartingWith("pool 'fixed' cannot sleep: it lends 24.00 MiB in fixed segments, whose addresses "
+					+ "could not be kept");
+		assertThat(pool.cachedBytes()).isZero();
+		assertThat(pool.reservedBytes()).isEqualTo(24L << 20);
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		lent.fill((byte) 3);
+
+		lent.close();
+		SleepStatus.Sleep sleep = pool.sleep(SleepMode.DISCARD);
+		assertThat(sleep.releasedBytes()).isEqualTo(24L << 20);
+		assertThat(used(backend)).isZero();
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		pool.acquire(1024).close();
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		pool.close();
+	}
+
+	/**
+	 * Trims and closes while asleep touch no memory and lose nothing: a buffer closed asleep is mapped again at the
+	 * wake and unmapped by the next trim; the others keep their bytes.
+	 */
+	@Test
+	void trimsAndClosesWhileAsleepLoseNothing() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 12);
+		PooledBuffer closedAsleep = pool.acquire(6 * GRANULE);
+		closedAsleep.fill((byte) 9);
+		pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(pool.trim(0)).isZero();
+		closedAsleep.close();
+		assertThat(pool.trim(0)).isZero();
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(used(backend)).isLessThanOrEqualTo(GRANULE);
+
+		pool.wake();
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).as("the closed buffer's granules unmapped again")
+			.isLessThanOrEqualTo(lent.bytes() + lent.buffers.size() * 2 * GRANULE);
+		lent.assertIntact();
+		lent.closeAll();
+		pool.trim(0);
+		assertThat(used(backend)).isZero();
+		pool.close();
+	}
+
+	/** A buffer closed after stream work goes back once the work has run, before anything is unmapped. */
+	@Test
+	void aSleepWaitsForTheStreamWorkOfBuffersClosedAfterIt() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		ManualStream stream = new ManualStream();
+		PooledBuffer working = pool.acquire(4 * GRANULE);
+		working.closeAfter(stream);
+		assertThat(stream.record().isComplete()).isFalse();
+
+		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(stream.record().isComplete()).as("the work ran first").isTrue();
+		assertThat(sleep.lentBytes()).isZero();
+		assertThat(sleep.offloadedBytes()).isZero();
+		assertThat(used(backend)).isZero();
+		pool.close();
+	}
+
+	/** A pool closed while asleep maps nothing again: a use of a buffer it lent fails, naming why. */
+	@Test
+	void aPoolClosedWhileAsleepRefusesTheUseOfItsBuffers() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 4);
+		pool.sleep(SleepMode.OFFLOAD);
+		pool.close();
+
+		assertThatIllegalStateException().isThrownBy(lent::assertIntact)
+			.withMessage("pool 'sleepy' was closed while asleep: the memory behind its lent buffers is gone");
+		lent.closeAll();
+		assertThat(used(backend)).isZero();
+	}
+
+	/** A second sleep and a wake of an awake pool change nothing. */
+	@Test
+	void sleepingTwiceAndWakingAnAwakePoolChangeNothing() {
+		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 6);
+		assertThat(pool.wake().mappedBytes()).isZero();
+		pool.sleep(SleepMode.OFFLOAD);
+		SleepStatus.Sleep again = pool.sleep(SleepMode.DISCARD);
+		assertThat(again.releasedBytes()).isZero();
+		pool.wake();
+		lent.assertIntact();
+		lent.closeAll();
+		pool.close();
+	}
+
+	private static StratifiedMemoryPool pool(GpuBackend backend, SleepOnAcquire onAcquire) {
+		return new StratifiedMemoryPool(backend.virtualMemory().allocator(),
+				PoolConfig.builder("sleepy").sleepOnAcquire(onAcquire).maxWait(Duration.ZERO).build());
+	}
+
+	/** {@code count} buffers of 1 KiB to 8 MiB, each written with random bytes of its own. */
+	private static Lent lend(StratifiedMemoryPool pool, int count) {
+		SplittableRandom random = new SplittableRandom(SEED);
+		List<PooledBuffer> buffers = new ArrayList<>();
+		List<byte[]> patterns = new ArrayList<>();
+		for (int i = 0; i < count; i++) {
+			int bytes = (int) Math.min(8L << 20, 1024L << random.nextInt(14)) - random.nextInt(256);
+			PooledBuffer buffer = pool.acquire(bytes);
+			byte[] pattern = new byte[bytes];
+			random.nextBytes(pattern);
+			buffer.copyFrom(pattern);
+			buffers.add(buffer);
+			patterns.add(pattern);
+		}
+		return new Lent(buffers, patterns);
+	}
+
+	/** Where each lent block lies: its segment and offset, and its size. */
+	private static Set<String> lentBlocks(StratifiedMemoryPool pool) {
+		PoolSnapshot snapshot = pool.snapshot().orElseThrow();
+		Set<String> lent = new java.util.HashSet<>();
+		for (int s = 0; s < snapshot.segments().size(); s++) {
+			int segment = s;
+			snapshot.segments().get(s).blocks().stream().filter((block) -> block.state() == PoolSnapshot.State.LENT)
+				.forEach((block) -> lent.add(segment + "@" + block.offset() + "+" + block.bytes()));
+		}
+		return lent.stream().collect(Collectors.toSet());
+	}
+
+	private static long used(GpuBackend backend) {
+		var info = backend.allocator(MemoryKind.DEVICE).memoryInfo();
+		return info.totalBytes() - info.freeBytes();
+	}
+
+	private record Lent(List<PooledBuffer> buffers, List<byte[]> patterns) {
+
+		long bytes() {
+			return this.patterns.stream().mapToLong((pattern) -> pattern.length).sum();
+		}
+
+		void assertIntact() {
+			for (int i = 0; i < this.buffers.size(); i++) {
+				byte[] back = new byte[this.patterns.get(i).length];
+				this.buffers.get(i).copyTo(back);
+				assertThat(back).as("buffer %d of %d bytes, seed %d", i, back.length, SEED)
+					.isEqualTo(this.patterns.get(i));
+			}
+		}
+
+		/** How many buffers read their pattern still. */
+		long intact() {
+			int intact = 0;
+			for (int i = 0; i < this.buffers.size(); i++) {
+				byte[] back = new byte[this.patterns.get(i).length];
+				this.buffers.get(i).copyTo(back);
+				intact += java.util.Arrays.equals(back, this.patterns.get(i)) ? 1 : 0;
+			}
+			return intact;
+		}
+
+		void write() {
+			for (int i = 0; i < this.buffers.size(); i++) {
+				this.buffers.get(i).copyFrom(this.patterns.get(i));
+			}
+		}
+
+		void closeAll() {
+			this.buffers.forEach(PooledBuffer::close);
+		}
+
+	}
+
+}
