@@ -12,6 +12,7 @@ import org.springframework.util.unit.DataSize;
 
 import io.gpumem.backend.BackendType;
 import io.gpumem.pool.LeakDetection;
+import io.gpumem.pool.SleepOnAcquire;
 import io.gpumem.pool.PoolPreset;
 import io.gpumem.pool.diagnostics.BufferRecording;
 
@@ -236,6 +237,8 @@ public class GpumemProperties {
 		 */
 		private DataSize segmentSize = DataSize.ofMegabytes(2);
 
+		private final Sleep sleep = new Sleep();
+
 		public List<DataSize> getSizeClasses() {
 			return this.sizeClasses;
 		}
@@ -290,6 +293,29 @@ public class GpumemProperties {
 
 		public void setSegmentSize(DataSize segmentSize) {
 			this.segmentSize = segmentSize;
+		}
+
+		public Sleep getSleep() {
+			return this.sleep;
+		}
+
+	}
+
+	/** What a pool does while it sleeps ({@code POST /actuator/gpumem/{pool}/sleep}). */
+	public static class Sleep {
+
+		/**
+		 * What an acquire, or a use of a lent buffer, does while the pool sleeps: wake (the pool wakes first) or
+		 * refuse (it fails at once, until the pool is woken).
+		 */
+		private SleepOnAcquire onAcquire = SleepOnAcquire.WAKE;
+
+		public SleepOnAcquire getOnAcquire() {
+			return this.onAcquire;
+		}
+
+		public void setOnAcquire(SleepOnAcquire onAcquire) {
+			this.onAcquire = onAcquire;
 		}
 
 	}

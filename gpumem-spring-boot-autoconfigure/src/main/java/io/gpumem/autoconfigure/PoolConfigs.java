@@ -34,6 +34,7 @@ final class PoolConfigs {
 								properties.getHistory().getEvents()))
 						.oomRetries(properties.getPressure().getOomRetries())
 						.idleTrimAfter(pool.getIdleTrimAfter())
+						.sleepOnAcquire(pool.getSleep().getOnAcquire())
 						.segmentSize(pool.getSegmentSize().toBytes());
 					if (pool.getMaxWait() != null) {
 						builder.maxWait(pool.getMaxWait());

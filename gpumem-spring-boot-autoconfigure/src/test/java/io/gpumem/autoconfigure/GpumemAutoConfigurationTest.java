@@ -30,10 +30,13 @@ import io.gpumem.device.BackendSelection;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.PoolAsleepException;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolPreset;
 import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pool.SleepMode;
+import io.gpumem.pool.SleepOnAcquire;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHysteresis;
@@ -326,6 +329,30 @@ class GpumemAutoConfigurationTest {
 				assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(32L << 20))
 					.withMessageNotContaining("waited");
 			}
+		});
+	}
+
+	@Test
+	void whatAPoolDoesWhileAsleepComesFromItsProperty() {
+		this.runner.withPropertyValues("gpumem.device-pool.segments=expandable",
+				"gpumem.device-pool.sleep.on-acquire=refuse").run((context) -> {
+					StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+					StratifiedMemoryPool pinned = context.getBean("gpumemPinnedPool", StratifiedMemoryPool.class);
+					assertThat(device.config().sleepOnAcquire()).isEqualTo(SleepOnAcquire.REFUSE);
+					assertThat(pinned.config().sleepOnAcquire()).isEqualTo(SleepOnAcquire.WAKE);
+					device.sleep(SleepMode.OFFLOAD);
+					assertThatExceptionOfType(PoolAsleepException.class).isThrownBy(() -> device.acquire(1024));
+					device.wake();
+					device.acquire(1024).close();
+				});
+	}
+
+	@Test
+	void aModeOfSleepOnAcquireOtherThanWakeOrRefuseStopsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("gpumem.device-pool.sleep.on-acquire=nap").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure())
+				.hasStackTraceContaining("Failed to bind properties under 'gpumem.device-pool.sleep.on-acquire'");
 		});
 	}
 

@@ -25,9 +25,12 @@ import io.gpumem.memory.DeviceFailure;
 import io.gpumem.memory.MemoryInfo;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolSnapshot;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
+import io.gpumem.pool.SleepMode;
+import io.gpumem.pool.SleepStatus;
 import io.gpumem.pool.advice.PoolAdvisor;
 import io.gpumem.pool.diagnostics.PoolHistory;
 import io.gpumem.pressure.PressureHandler.Memory;
@@ -38,7 +41,8 @@ import io.gpumem.pressure.PressureStatistics;
 /**
  * {@code /actuator/gpumem}: the backend, the primary device and its pressure, every device gpumem manages,
  * and every pool's statistics (a device other than the primary names its pools {@code device1.device});
- * a pool's advice on its settings and its memory map; trims all pools or one, down to a number of cached bytes. Read-only
+ * a pool's advice on its settings and its memory map; trims all pools or one, down to a number of cached bytes; puts a
+ * pool to sleep and wakes it. Read-only
  * unless opened with {@code management.endpoint.gpumem.access=unrestricted}, since a trim costs every
  * request that follows a fresh allocation.
  */
@@ -110,7 +114,8 @@ public class GpumemEndpoint {
 	@ReadOperation
 	public @Nullable PoolDetail pool(@Selector String pool) {
 		MemoryCache found = this.pools.get(pool);
-		return (found != null) ? PoolDetail.of(found.statistics()) : null;
+		return (found != null) ? PoolDetail.of(found.statistics(),
+				(found instanceof MemoryPool sleeps) ? sleeps.sleepStatus() : null) : null;
 	}
 
 	/**
@@ -154,6 +159,39 @@ public class GpumemEndpoint {
 		long keep = keepBytes(keepBytes);
 		MemoryCache found = this.pools.get(pool);
 		return (found != null) ? TrimResult.of(Map.of(pool, trim(found, keep))) : null;
+	}
+
+	/**
+	 * Puts a pool to sleep ({@code POST /actuator/gpumem/{pool}/sleep}, {@code mode} {@code offload}, the default, or
+	 * {@code discard}) or wakes it ({@code /wake}): what it did; {@code null} (404) for an unknown pool or another
+	 * action.
+	 * @throws InvalidEndpointRequestException (400) for another mode, or a pool that cannot sleep (the reduction cache)
+	 * @throws IllegalStateException where the pool lends buffers in fixed segments, whose addresses could not be kept
+	 */
+	@WriteOperation
+	public @Nullable Object sleepOrWake(@Selector String pool, @Selector String action, @Nullable String mode) {
+		MemoryCache found = this.pools.get(pool);
+		if (found == null || !(action.equals("sleep") || action.equals("wake"))) {
+			return null;
+		}
+		if (!(found instanceof MemoryPool sleeps)) {
+			throw new InvalidEndpointRequestException("pool '" + pool + "' cannot sleep: it is not a memory pool",
+					"not a memory pool");
+		}
+		return action.equals("sleep") ? sleeps.sleep(sleepMode(mode)) : sleeps.wake();
+	}
+
+	private static SleepMode sleepMode(@Nullable String mode) {
+		if (mode == null) {
+			return SleepMode.OFFLOAD;
+		}
+		for (SleepMode known : SleepMode.values()) {
+			if (known.name().equalsIgnoreCase(mode)) {
+				return known;
+			}
+		}
+		throw new InvalidEndpointRequestException("mode must be offload or discard, not '" + mode + "'",
+				"mode must be offload or discard");
 	}
 
 	private static PoolTrim trim(MemoryCache pool, long keepBytes) {
@@ -238,20 +276,22 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * One pool's figures, a row per size class, the requests above the top class and the segments the
-	 * classes' blocks are cut from: the answer to {@code GET /actuator/gpumem/{pool}}.
+	 * One pool's figures, a row per size class, the requests above the top class, the segments the classes' blocks
+	 * are cut from, and whether it sleeps with what its last sleep and wake did ({@code null} for the reduction
+	 * cache): the answer to {@code GET /actuator/gpumem/{pool}}.
 	 */
 	public record PoolDetail(String name, MemoryKind kind, long inUseBytes, long inUseBuffers, long cachedBytes,
 			long cachedBuffers, long reservedBytes, long peakReservedBytes, long requests, long hits, long misses,
 			double hitRate, long returns, long trimmedBytes, long allocationFailures, long leakedBuffers,
 			PoolStatistics.Waits memoryWaits, List<SizeClassStatistics> sizeClasses,
-			PoolStatistics.AboveTopClass aboveTopClass, SegmentsDescriptor segments) implements OperationResponseBody {
+			PoolStatistics.AboveTopClass aboveTopClass, SegmentsDescriptor segments, @Nullable SleepStatus sleep)
+			implements OperationResponseBody {
 
-		static PoolDetail of(PoolStatistics s) {
+		static PoolDetail of(PoolStatistics s, @Nullable SleepStatus sleep) {
 			return new PoolDetail(s.name(), s.kind(), s.inUseBytes(), s.inUseBuffers(), s.cachedBytes(),
 					s.cachedBuffers(), s.reservedBytes(), s.peakReservedBytes(), s.requests(), s.hits(), s.misses(),
 					s.hitRate(), s.returns(), s.trimmedBytes(), s.allocationFailures(), s.leakedBuffers(),
-					s.memoryWaits(), s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()));
+					s.memoryWaits(), s.sizeClasses(), s.aboveTopClass(), SegmentsDescriptor.of(s.segments()), sleep);
 		}
 
 	}

@@ -1,5 +1,7 @@
 package io.gpumem.autoconfigure.endpoint;
 
+import java.util.Map;
+
 import org.jspecify.annotations.Nullable;
 
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
@@ -12,11 +14,13 @@ import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.PoolDetail;
 import io.gpumem.autoconfigure.endpoint.GpumemEndpoint.TrimResult;
 
 /**
- * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads, details and trims alike (as
- * Boot's caches endpoint).
+ * The web side of {@link GpumemEndpoint}: 404 for an unknown pool, on reads, details, trims, sleeps and wakes alike
+ * (as Boot's caches endpoint); 409 for a sleep the pool refuses.
  */
 @EndpointWebExtension(endpoint = GpumemEndpoint.class)
 public class GpumemEndpointWebExtension {
+
+	private static final int STATUS_CONFLICT = 409;
 
 	private final GpumemEndpoint delegate;
 
@@ -37,6 +41,19 @@ public class GpumemEndpointWebExtension {
 	@WriteOperation
 	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, @Nullable Long keepBytes) {
 		return found(this.delegate.trimPool(pool, keepBytes));
+	}
+
+	/** 409 where the pool cannot sleep now: it lends buffers in fixed segments. */
+	@WriteOperation
+	public WebEndpointResponse<Object> sleepOrWake(@Selector String pool, @Selector String action,
+			@Nullable String mode) {
+		try {
+			return found(this.delegate.sleepOrWake(pool, action, mode));
+		}
+		catch (IllegalStateException ex) {
+			return new WebEndpointResponse<>(Map.of("error", String.valueOf(ex.getMessage())),
+					STATUS_CONFLICT);
+		}
 	}
 
 	private static <T> WebEndpointResponse<T> found(@Nullable T body) {

@@ -289,6 +289,23 @@ class GpumemEndpointHttpTest {
 		this.devicePool.trim(0);
 	}
 
+	/** Fixed segments cannot keep a lent buffer's address without its memory: 409, naming why. */
+	@Test
+	void aSleepOfAPoolLendingInFixedSegmentsIsAConflict() {
+		try (PooledBuffer held = this.devicePool.acquire(3L << 20)) {
+			this.client.post()
+				.uri("/actuator/gpumem/device/sleep")
+				.contentType(MediaType.APPLICATION_JSON)
+				.exchange()
+				.expectStatus()
+				.isEqualTo(409)
+				.expectBody()
+				.jsonPath("$.error").value((String error) -> assertThat(error)
+					.startsWith("pool 'device' cannot sleep: it lends 3.00 MiB in fixed segments"));
+			held.fill((byte) 1);
+		}
+	}
+
 	@Test
 	void aTrimToZeroTrimsEveryPoolToNothing() {
 		this.devicePool.warm(64 * 1024, 2);

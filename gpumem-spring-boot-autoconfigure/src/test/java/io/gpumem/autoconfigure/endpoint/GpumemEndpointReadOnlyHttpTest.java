@@ -18,7 +18,7 @@ class GpumemEndpointReadOnlyHttpTest {
 	private RestTestClient client;
 
 	@Test
-	void byDefaultReadsWorkAndTrimsAreMethodNotAllowed() {
+	void byDefaultReadsWorkAndTrimsSleepsAndWakesAreMethodNotAllowed() {
 		this.client.get().uri("/actuator/gpumem").exchange().expectStatus().isOk();
 		this.client.post()
 			.uri("/actuator/gpumem")
@@ -28,6 +28,10 @@ class GpumemEndpointReadOnlyHttpTest {
 			.expectStatus()
 			.isEqualTo(405);
 		this.client.post().uri("/actuator/gpumem/device").exchange().expectStatus().isEqualTo(405);
+		this.client.post().uri("/actuator/gpumem/device/sleep").exchange().expectStatus().isEqualTo(405);
+		this.client.post().uri("/actuator/gpumem/device/wake").exchange().expectStatus().isEqualTo(405);
+		this.client.get().uri("/actuator/gpumem/device").exchange().expectBody().jsonPath("$.sleep.state")
+			.isEqualTo("AWAKE");
 	}
 
 }

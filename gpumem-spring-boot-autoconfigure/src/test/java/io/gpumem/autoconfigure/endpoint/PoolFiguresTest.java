@@ -10,6 +10,7 @@ import io.gpumem.host.HostBackend;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.SleepStatus;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,7 +30,7 @@ class PoolFiguresTest {
 	@Test
 	void aPoolsDetailHasEachFigureUnderItsName() throws Exception {
 		PoolStatistics statistics = statisticsThatAllDiffer();
-		assertSameFigures(GpumemEndpoint.PoolDetail.of(statistics), statistics);
+		assertSameFigures(GpumemEndpoint.PoolDetail.of(statistics, SleepStatus.NEVER), statistics);
 	}
 
 	/** A real pool's statistics with every number replaced by one no other figure has. */
