@@ -4,7 +4,7 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
 
 /**
  * Told by a {@link MemoryPool} of what concerns memory pressure: a miss that reserved more
- * memory, and an allocation the allocator refused. The pressure handler is one.
+ * memory, an allocation the allocator refused, a sleep and a wake. The pressure handler is one.
  */
 public interface PoolListener {
 
@@ -26,6 +26,14 @@ public interface PoolListener {
 	 * what the exception's message says: the request, the device, the pool, its largest holders.
 	 */
 	default void allocationFailed(MemoryPool pool, OutOfMemoryDiagnostic report) {
+	}
+
+	/** Called after {@code pool} fell asleep ({@link MemoryPool#sleep}), with what the sleep did. */
+	default void slept(MemoryPool pool, SleepStatus.Sleep sleep) {
+	}
+
+	/** Called after {@code pool} woke ({@link MemoryPool#wake}), with what the wake did. */
+	default void woke(MemoryPool pool, SleepStatus.Wake wake) {
 	}
 
 }

@@ -19,6 +19,8 @@ final class PoolSleep {
 
 	private final Upkeep upkeep;
 
+	private final Reservation listeners;
+
 	private final SleepOnAcquire onAcquire;
 
 	private volatile boolean asleep;
@@ -29,10 +31,16 @@ final class PoolSleep {
 	/** Guarded by this. */
 	private SleepStatus.Wake lastWake;
 
-	PoolSleep(StratifiedMemoryPool pool, Tiers tiers, Upkeep upkeep, SleepOnAcquire onAcquire) {
+	private long sleeps;
+
+	private long wakes;
+
+	/** The pool's {@code tiers} and {@code upkeep}; its {@code listeners} told of each sleep and wake. */
+	PoolSleep(StratifiedMemoryPool pool, Tiers tiers, Upkeep upkeep, Reservation listeners, SleepOnAcquire onAcquire) {
 		this.pool = pool;
 		this.tiers = tiers;
 		this.upkeep = upkeep;
+		this.listeners = listeners;
 		this.onAcquire = onAcquire;
 	}
 
@@ -49,8 +57,8 @@ final class PoolSleep {
 
 	/** Whether the pool sleeps and what its last sleep and wake did. */
 	synchronized SleepStatus status() {
-		return new SleepStatus(this.asleep ? SleepStatus.State.ASLEEP : SleepStatus.State.AWAKE, this.lastSleep,
-				this.lastWake);
+		return new SleepStatus(this.asleep ? SleepStatus.State.ASLEEP : SleepStatus.State.AWAKE, this.sleeps,
+				this.wakes, this.tiers.offloadedBytes(), this.lastSleep, this.lastWake);
 	}
 
 	/**
@@ -60,6 +68,7 @@ final class PoolSleep {
 	 * kept: what was cached is given back all the same, and the pool stays awake
 	 */
 	synchronized SleepStatus.Sleep sleep(SleepMode mode) {
+		PoolSleepEvent event = PoolSleepEvent.begin(this.pool.name(), "sleep");
 		long start = System.nanoTime();
 		boolean wasAsleep = this.asleep;
 		this.asleep = this.tiers.expandable();
@@ -76,9 +85,13 @@ final class PoolSleep {
 			}
 			long[] slept = this.tiers.sleep(mode == SleepMode.OFFLOAD);
 			this.asleep = true;
-			this.lastSleep = new SleepStatus.Sleep(mode, released + slept[0], slept[1], lent,
+			SleepStatus.Sleep report = new SleepStatus.Sleep(mode, released + slept[0], slept[1], lent,
 					Duration.ofNanos(System.nanoTime() - start));
-			return this.lastSleep;
+			this.lastSleep = report;
+			this.sleeps++;
+			event.slept(report);
+			this.listeners.tell((listener) -> listener.slept(this.pool, report));
+			return report;
 		}
 		catch (RuntimeException ex) {
 			this.asleep = wasAsleep || this.tiers.sleepingBytes() > 0;
@@ -102,10 +115,16 @@ final class PoolSleep {
 			throw new IllegalStateException("pool '" + this.pool.name() + "' was closed while asleep: the memory "
 					+ "behind its lent buffers is gone");
 		}
+		PoolSleepEvent event = PoolSleepEvent.begin(this.pool.name(), "wake");
 		long[] woken = this.tiers.wake();
 		this.asleep = false;
-		this.lastWake = new SleepStatus.Wake(woken[0], woken[1], cause, Duration.ofNanos(System.nanoTime() - start));
-		return this.lastWake;
+		SleepStatus.Wake report = new SleepStatus.Wake(woken[0], woken[1], cause,
+				Duration.ofNanos(System.nanoTime() - start));
+		this.lastWake = report;
+		this.wakes++;
+		event.woke(report);
+		this.listeners.tell((listener) -> listener.woke(this.pool, report));
+		return report;
 	}
 
 	private void wakeFor(String use) {

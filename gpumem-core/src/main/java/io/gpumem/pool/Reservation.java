@@ -82,7 +82,12 @@ final class Reservation implements MemorySource {
 
 	/** Tells the listeners that the pool reserved more memory. */
 	void grew() {
-		this.listeners.forEach((listener) -> listener.reservedMemoryGrew(this.pool));
+		tell((listener) -> listener.reservedMemoryGrew(this.pool));
+	}
+
+	/** Tells each of the pool's listeners {@code message}. */
+	void tell(java.util.function.Consumer<PoolListener> message) {
+		this.listeners.forEach(message);
 	}
 
 	/** The failure of a claim of {@code bytes} larger than the reach, refused as an acquire would be; null otherwise. */

@@ -7,13 +7,16 @@ import java.time.Duration;
  * {@link MemoryPool#wake}).
  *
  * @param state whether the pool sleeps
+ * @param sleeps how many times the pool fell asleep
+ * @param wakes how many times it woke
+ * @param offloadedBytes bytes of host memory holding lent buffers' bytes until the wake
  * @param lastSleep the last sleep, or null where the pool never slept
  * @param lastWake the last wake, or null where the pool never woke
  */
-public record SleepStatus(State state, Sleep lastSleep, Wake lastWake) {
+public record SleepStatus(State state, long sleeps, long wakes, long offloadedBytes, Sleep lastSleep, Wake lastWake) {
 
 	/** A pool that never slept. */
-	public static final SleepStatus NEVER = new SleepStatus(State.AWAKE, null, null);
+	public static final SleepStatus NEVER = new SleepStatus(State.AWAKE, 0, 0, 0, null, null);
 
 	/** Whether a pool sleeps. */
 	public enum State {

@@ -97,10 +97,10 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
 		this.upkeep = new Upkeep(this, this.recorder, this.leaks, this.tiers, config.idleTrimAfter());
-		this.sleep = new PoolSleep(this, this.tiers, this.upkeep, config.sleepOnAcquire());
 		this.holdings = config.giveWay() ? new Holdings() : null;
 		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
 				this.recorder, this.holdings);
+		this.sleep = new PoolSleep(this, this.tiers, this.upkeep, this.reservation, config.sleepOnAcquire());
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);

@@ -355,6 +355,11 @@ final class Tiers {
 		return this.arena.wake();
 	}
 
+	/** The bytes of host memory holding the content of the arena's granules asleep. */
+	long offloadedBytes() {
+		return this.arena.offloadedBytes();
+	}
+
 	/** The bytes of the arena's granules asleep. */
 	long sleepingBytes() {
 		return this.arena.sleepingBytes();

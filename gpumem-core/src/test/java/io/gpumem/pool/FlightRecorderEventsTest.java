@@ -22,6 +22,7 @@ import io.gpumem.pressure.PressureHandler;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.tuple;
 
 /**
  * A flight recording with the JDK's {@code default} or {@code profile} settings holds the pools' and the pressure
@@ -31,7 +32,7 @@ class FlightRecorderEventsTest {
 
 	@ParameterizedTest
 	@ValueSource(strings = { "default", "profile" })
-	void aRecordingHoldsMissesTrimsSegmentsOutOfMemoryAndPressure(String settings, @TempDir Path directory)
+	void aRecordingHoldsMissesTrimsSegmentsOutOfMemoryPressureAndSleeps(String settings, @TempDir Path directory)
 			throws Exception {
 		HostBackend backend = new HostBackend(16L << 20);
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE),
@@ -47,6 +48,8 @@ class FlightRecorderEventsTest {
 			pressure.check();
 			assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> pool.acquire(4L << 20));
 			backend.allocator(MemoryKind.DEVICE).free(other);
+			pool.sleep(SleepMode.DISCARD);
+			pool.wake();
 			recording.stop();
 			recording.dump(file);
 		}
@@ -74,6 +77,9 @@ class FlightRecorderEventsTest {
 			.satisfies((event) -> assertThat(event.getString("message")).contains("tried to allocate 4.00 MiB"));
 		assertThat(events.get("io.gpumem.PressureLevel")).singleElement()
 			.satisfies((event) -> assertThat(event.getString("to")).isEqualTo("CRITICAL"));
+		assertThat(events.get("io.gpumem.PoolSleep")).extracting((event) -> event.getString("action"),
+				(event) -> event.getString("mode"))
+			.containsExactly(tuple("sleep", "DISCARD"), tuple("wake", "a call"));
 		assertThat(Files.size(file)).isPositive();
 	}
 

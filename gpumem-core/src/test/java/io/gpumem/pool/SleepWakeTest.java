@@ -48,12 +48,28 @@ class SleepWakeTest {
 	void anOffloadedPoolGivesTheDeviceItsMemoryAndWakesWithEveryAddressAndByte(LongFunction<GpuBackend> backends) {
 		GpuBackend backend = backends.apply(1L << 30);
 		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		List<Object> told = new ArrayList<>();
+		pool.addListener(new PoolListener() {
+
+			@Override
+			public void slept(MemoryPool slept, SleepStatus.Sleep sleep) {
+				told.add(sleep);
+			}
+
+			@Override
+			public void woke(MemoryPool woken, SleepStatus.Wake wake) {
+				told.add(wake);
+			}
+
+		});
 		Lent lent = lend(pool, 100);
 		pool.trim(0);
 		Set<String> lentBlocks = lentBlocks(pool);
 
 		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
 
+		assertThat(pool.sleepStatus().offloadedBytes()).as("held on the host while asleep")
+			.isEqualTo(sleep.offloadedBytes());
 		assertThat(used(backend)).as("seed %d", SEED).isLessThanOrEqualTo(GRANULE);
 		assertThat(pool.reservedBytes()).isLessThanOrEqualTo(GRANULE);
 		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
@@ -62,7 +78,10 @@ class SleepWakeTest {
 
 		SleepStatus.Wake wake = pool.wake();
 
-		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		assertThat(pool.sleepStatus()).extracting(SleepStatus::state, SleepStatus::sleeps, SleepStatus::wakes,
+				SleepStatus::offloadedBytes)
+			.containsExactly(SleepStatus.State.AWAKE, 1L, 1L, 0L);
+		assertThat(told).containsExactly(sleep, wake);
 		assertThat(wake.restoredBytes()).isEqualTo(sleep.offloadedBytes()).isEqualTo(wake.mappedBytes());
 		assertThat(lentBlocks(pool)).as("every lent block at its offset in its segment").isEqualTo(lentBlocks);
 		lent.assertIntact();

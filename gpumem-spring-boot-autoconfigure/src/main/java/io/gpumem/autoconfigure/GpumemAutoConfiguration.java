@@ -263,6 +263,12 @@ public final class GpumemAutoConfiguration {
 		return new GpumemPools(devices);
 	}
 
+	/** Publishes the pools' sleeps and wakes; sleeps idle device pools ({@code gpumem.device-pool.sleep-after-idle}). */
+	@Bean(destroyMethod = "close")
+	PoolSleeps gpumemPoolSleeps(GpumemPools pools, ApplicationEventPublisher events, GpumemProperties properties) {
+		return new PoolSleeps(pools, events, properties.getDevicePool().getSleepAfterIdle());
+	}
+
 	private static DeviceParts primary(GpuBackend backend, GpumemProperties properties,
 			ObjectProvider<GpumemPoolCustomizer> customizers, Environment environment) {
 		return primary(backend, properties, customizers.orderedStream().toList(), environment);

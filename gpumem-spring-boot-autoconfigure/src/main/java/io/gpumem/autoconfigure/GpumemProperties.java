@@ -339,6 +339,13 @@ public class GpumemProperties {
 		 */
 		private Segments segments = Segments.AUTO;
 
+		/**
+		 * How long the pool may see no buffer acquired or closed before it sleeps, offloading its lent buffers' bytes
+		 * to host memory (as POST /actuator/gpumem/device/sleep does); 0 for never. Only for a service whose kernels
+		 * never run that long on a buffer without acquiring or closing one.
+		 */
+		private Duration sleepAfterIdle = Duration.ZERO;
+
 		public PoolPreset getPreset() {
 			return this.preset;
 		}
@@ -361,6 +368,14 @@ public class GpumemProperties {
 
 		public void setSegments(Segments segments) {
 			this.segments = segments;
+		}
+
+		public Duration getSleepAfterIdle() {
+			return this.sleepAfterIdle;
+		}
+
+		public void setSleepAfterIdle(Duration sleepAfterIdle) {
+			this.sleepAfterIdle = sleepAfterIdle;
 		}
 
 	}

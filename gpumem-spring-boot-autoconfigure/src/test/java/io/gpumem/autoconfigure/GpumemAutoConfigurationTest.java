@@ -3,6 +3,7 @@ package io.gpumem.autoconfigure;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
@@ -37,6 +38,7 @@ import io.gpumem.pool.PooledBuffer;
 import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pool.SleepMode;
 import io.gpumem.pool.SleepOnAcquire;
+import io.gpumem.pool.SleepStatus;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHysteresis;
@@ -46,6 +48,7 @@ import io.gpumem.reduction.ReductionBufferCache;
 import io.gpumem.transfer.Transfers;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 
 class GpumemAutoConfigurationTest {
@@ -347,6 +350,48 @@ class GpumemAutoConfigurationTest {
 				});
 	}
 
+	/**
+	 * A device pool that no buffer is acquired from or closed to for sleep-after-idle sleeps, offloading, and a use of
+	 * its buffer wakes it: each published once.
+	 */
+	@Test
+	void aDevicePoolIdleForSleepAfterIdleSleepsAndItsSleepsAndWakesArePublished() {
+		this.runner.withUserConfiguration(SleepEvents.class)
+			.withPropertyValues("gpumem.device-pool.segments=expandable", "gpumem.device-pool.sleep-after-idle=200ms")
+			.run((context) -> {
+				StratifiedMemoryPool device = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+				try (PooledBuffer held = device.acquire(3L << 20)) {
+					held.fill((byte) 5);
+					await().atMost(Duration.ofSeconds(30))
+						.until(() -> device.sleepStatus().state() == SleepStatus.State.ASLEEP);
+					assertThat(device.reservedBytes()).isZero();
+					byte[] back = new byte[(int) held.size()];
+					held.copyTo(back);
+					byte[] written = new byte[back.length];
+					Arrays.fill(written, (byte) 5);
+					assertThat(back).isEqualTo(written);
+				}
+				List<GpumemSleepEvent> events = context.getBean(SleepEvents.class).events;
+				assertThat(events).as("a sleep, a wake, and another sleep where the test idled as long")
+					.hasSizeBetween(2, 3);
+				assertThat(events.get(0).getPool()).isSameAs(device);
+				assertThat(events.get(0).getSleep().offloadedBytes()).isEqualTo(4L << 20);
+				assertThat(events.get(1).getWake().cause()).isEqualTo("a use of a lent buffer");
+			});
+	}
+
+	@Test
+	void aNegativeSleepAfterIdleStopsStartupNamingTheProperty() {
+		this.runner.withPropertyValues("gpumem.device-pool.sleep-after-idle=-1s").run((context) -> {
+			assertThat(context).hasFailed();
+			assertThat(context.getStartupFailure()).rootCause()
+				.isInstanceOfSatisfying(InvalidConfigurationPropertyValueException.class, (ex) -> {
+					assertThat(ex.getName()).isEqualTo("gpumem.device-pool.sleep-after-idle");
+					assertThat(ex.getReason()).isEqualTo("must be zero (never) or more");
+				});
+		});
+	}
+
 	@Test
 	void aModeOfSleepOnAcquireOtherThanWakeOrRefuseStopsStartupNamingTheProperty() {
 		this.runner.withPropertyValues("gpumem.device-pool.sleep.on-acquire=nap").run((context) -> {
@@ -441,6 +486,18 @@ class GpumemAutoConfigurationTest {
 		@Bean
 		StratifiedMemoryPool gpumemDevicePool(GpuBackend backend) {
 			return new StratifiedMemoryPool(backend.allocator(MemoryKind.DEVICE), PoolConfig.builder("mine").build());
+		}
+
+	}
+
+	@Configuration(proxyBeanMethods = false)
+	static class SleepEvents implements ApplicationListener<GpumemSleepEvent> {
+
+		final List<GpumemSleepEvent> events = new CopyOnWriteArrayList<>();
+
+		@Override
+		public void onApplicationEvent(GpumemSleepEvent event) {
+			this.events.add(event);
 		}
 
 	}

@@ -208,6 +208,16 @@ public final class Arena extends Padding implements Tier {
 		}
 	}
 
+	/** The bytes of host memory holding the content of the granules asleep. */
+	public long offloadedBytes() {
+		if (!expandable()) {
+			return 0;
+		}
+		synchronized (this.sleeping) {
+			return this.sleeping.offloadedBytes();
+		}
+	}
+
 	/** The bytes of the granules asleep: unmapped by a sleep under lent spans, not yet mapped again. */
 	public long sleepingBytes() {
 		if (!expandable()) {

@@ -175,8 +175,8 @@ public class GpumemEndpoint {
 			return null;
 		}
 		if (!(found instanceof MemoryPool sleeps)) {
-			throw new InvalidEndpointRequestException("pool '" + pool + "' cannot sleep: it is not a memory pool",
-					"not a memory pool");
+			String reason = "pool '" + pool + "' cannot sleep: it is not a memory pool";
+			throw new InvalidEndpointRequestException(reason, reason);
 		}
 		return action.equals("sleep") ? sleeps.sleep(sleepMode(mode)) : sleeps.wake();
 	}
@@ -190,8 +190,8 @@ public class GpumemEndpoint {
 				return known;
 			}
 		}
-		throw new InvalidEndpointRequestException("mode must be offload or discard, not '" + mode + "'",
-				"mode must be offload or discard");
+		String reason = "mode must be offload or discard, not '" + mode + "'";
+		throw new InvalidEndpointRequestException(reason, reason);
 	}
 
 	private static PoolTrim trim(MemoryCache pool, long keepBytes) {

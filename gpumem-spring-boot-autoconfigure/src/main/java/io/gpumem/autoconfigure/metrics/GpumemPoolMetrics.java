@@ -14,12 +14,14 @@ import io.micrometer.core.instrument.binder.MeterBinder;
 
 import io.gpumem.autoconfigure.GpumemPools;
 import io.gpumem.pool.MemoryCache;
+import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolStatistics;
+import io.gpumem.pool.SleepStatus;
 
 /**
  * The meters of every pool, read from its statistics and tagged with its name and its device: memory and
  * buffers used and cached, the cap on cached bytes, the segments, requests by hit or miss, the time misses spend
- * in the allocator, bytes trimmed, allocation failures, leaked buffers and waits for memory.
+ * in the allocator, bytes trimmed, allocation failures, leaked buffers, waits for memory, and sleeps.
  */
 public class GpumemPoolMetrics implements MeterBinder {
 
@@ -89,6 +91,30 @@ public class GpumemPoolMetrics implements MeterBinder {
 		counter(registry, "gpumem.pool.memory.wait.gave.way", tags, null,
 				"Waiting acquires told to give way and retry, where every thread holding memory of the pool waited", pool,
 				(s) -> s.memoryWaits().gaveWay());
+		if (pool instanceof MemoryPool sleeping) {
+			bindSleep(registry, sleeping, tags);
+		}
+	}
+
+	private static void bindSleep(MeterRegistry registry, MemoryPool pool, Tags tags) {
+		Gauge.builder("gpumem.pool.asleep", pool, (p) -> (p.sleepStatus().state() == SleepStatus.State.ASLEEP) ? 1 : 0)
+			.tags(tags)
+			.description("1 while the pool sleeps, the memory behind its lent buffers given back; else 0")
+			.register(registry);
+		String changes = "Times the pool fell asleep (sleep) or woke (wake)";
+		FunctionCounter.builder("gpumem.pool.sleep.changes", pool, (p) -> p.sleepStatus().sleeps())
+			.tags(tags.and("change", "sleep"))
+			.description(changes)
+			.register(registry);
+		FunctionCounter.builder("gpumem.pool.sleep.changes", pool, (p) -> p.sleepStatus().wakes())
+			.tags(tags.and("change", "wake"))
+			.description(changes)
+			.register(registry);
+		Gauge.builder("gpumem.pool.sleep.offloaded", pool, (p) -> p.sleepStatus().offloadedBytes())
+			.tags(tags)
+			.baseUnit(BaseUnits.BYTES)
+			.description("Bytes of lent buffers held in host memory while the pool sleeps")
+			.register(registry);
 	}
 
 	private static void gauge(MeterRegistry registry, String name, Tags tags, String unit, String description,

@@ -23,6 +23,7 @@ import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SleepMode;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.stream.GpuStream;
@@ -119,6 +120,24 @@ class GpumemMetricsTest {
 			.as("the out-of-memory path gave back the segment, free once the cached buffer was trimmed")
 			.isEqualTo(2L << 20);
 		assertThat(registry.get("gpumem.pressure.level").gauge().value()).isZero();
+	}
+
+	@Test
+	void aPoolsSleepsAndWakesAreMetered() {
+		SimpleMeterRegistry registry = new SimpleMeterRegistry();
+		bind(registry);
+		this.pool.acquire(4096).close();
+		this.pool.sleep(SleepMode.OFFLOAD);
+		assertThat(registry.get("gpumem.pool.asleep").tags("pool", "device").gauge().value()).isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.asleep").tags("pool", "pinned").gauge().value()).isZero();
+		assertThat(registry.get("gpumem.pool.sleep.offloaded").tags("pool", "device").gauge().value())
+			.as("nothing lent, nothing offloaded").isZero();
+		this.pool.acquire(4096).close();
+		assertThat(registry.get("gpumem.pool.asleep").tags("pool", "device").gauge().value()).isZero();
+		assertThat(registry.get("gpumem.pool.sleep.changes").tags("pool", "device", "change", "sleep")
+			.functionCounter().count()).isEqualTo(1);
+		assertThat(registry.get("gpumem.pool.sleep.changes").tags("pool", "device", "change", "wake")
+			.functionCounter().count()).isEqualTo(1);
 	}
 
 	@Test
