@@ -1482,6 +1482,23 @@ STUB_EXPORT CUresult CUDAAPI cuStreamSynchronize(CUstream stream) {
 	return answer;
 }
 
+/* Waits for the work of every stream of the current context and of the default streams. */
+STUB_EXPORT CUresult CUDAAPI cuCtxSynchronize(void) {
+	ENTER();
+	CUresult result = inContext();
+	long long until = (result == CUDA_SUCCESS) ? defaultBusyUntil : 0;
+	for (struct handle *h = streams; result == CUDA_SUCCESS && h != NULL; h = h->next) {
+		long long busy = ((struct CUstream_st *) h)->busyUntil;
+		if (h->device == current->device && busy > until) {
+			until = busy;
+		}
+	}
+	CUresult answer = end(result);
+	pthread_mutex_unlock(&lock);
+	sleepUntil(until);
+	return answer;
+}
+
 STUB_EXPORT CUresult CUDAAPI cuStreamDestroy(CUstream stream) {
 	ENTER();
 	add(" stream=%p", (void *) stream);

@@ -170,6 +170,9 @@ public interface CudaDriver {
 	/** {@code cuStreamCreate} with {@code CU_STREAM_NON_BLOCKING}. */
 	Object createStream();
 
+	/** {@code cuCtxSynchronize}: waits for the work of every stream of the current context. */
+	void synchronizeContext();
+
 	/** {@code cuStreamSynchronize}. */
 	void synchronizeStream(Object stream);
 

@@ -128,6 +128,12 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 		}
 	}
 
+	/** {@code cuCtxSynchronize}: every stream of the device's context, the default ones too. */
+	@Override
+	public void awaitDeviceWork() {
+		this.device.bind().synchronizeContext();
+	}
+
 	@Override
 	public DeviceHealth health() {
 		return this.device.health();

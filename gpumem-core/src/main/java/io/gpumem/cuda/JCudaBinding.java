@@ -312,6 +312,11 @@ final class JCudaBinding implements CudaDriver {
 	}
 
 	@Override
+	public void synchronizeContext() {
+		check(JCudaDriver.cuCtxSynchronize(), "cuCtxSynchronize");
+	}
+
+	@Override
 	public void synchronizeStream(Object stream) {
 		check(JCudaDriver.cuStreamSynchronize(stream(stream)), "cuStreamSynchronize");
 	}

@@ -23,6 +23,14 @@ public interface AddressSpace {
 	AddressRange reserve(long bytes);
 
 	/**
+	 * Waits until the work the device was given so far has completed, so that memory a kernel or a copy may still use
+	 * can be unmapped: before a sleep unmaps the memory behind lent buffers. Nothing to wait for where work runs as it
+	 * is enqueued (the host backend).
+	 */
+	default void awaitDeviceWork() {
+	}
+
+	/**
 	 * The check every {@link #reserve} starts with.
 	 * @throws IllegalArgumentException if {@code bytes} is not a positive multiple of the granularity, at most
 	 * {@link #maxRangeBytes()}

@@ -59,8 +59,8 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 
 	/**
 	 * Gives the device back the memory the pool holds, cached and lent, while the lent buffers keep their addresses:
-	 * their bytes copied to host memory ({@link SleepMode#OFFLOAD}) or dropped ({@link SleepMode#DISCARD}), after the
-	 * stream work of buffers closed after it has completed. Until {@link #wake()}, an acquire or a use of a lent buffer
+	 * their bytes copied to host memory ({@link SleepMode#OFFLOAD}) or dropped ({@link SleepMode#DISCARD}), once the
+	 * stream work of buffers closed after it, and then all the work the device was given, has completed. Until {@link #wake()}, an acquire or a use of a lent buffer
 	 * wakes the pool first, or fails with a {@link PoolAsleepException} where the pool is configured to refuse
 	 * ({@link SleepOnAcquire}). Call it while the pool is idle: a use begun before, on another thread, is not waited
 	 * for.

@@ -158,6 +158,31 @@ abstract class CudaScenarios {
 		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThan(freeBefore - granule);
 	}
 
+	/** A sleep waits for the work enqueued on a lent buffer before it copies and unmaps the buffer's memory. */
+	@Test
+	void aSleepWaitsForTheStreamWorkOnALentBufferBeforeItUnmapsItsMemory() {
+		VirtualMemory virtualMemory = this.backend.virtualMemory();
+		if (!virtualMemory.supported()) {
+			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
+				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
+			return;
+		}
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(virtualMemory.allocator(),
+				PoolConfig.builder("sleepy").build());
+		try (GpuStream stream = this.backend.createStream(); PooledBuffer buffer = pool.acquire(3L << 20)) {
+			buffer.fill((byte) 1);
+			stream.fill(buffer, 0, buffer.size(), (byte) 7);
+			pool.sleep(SleepMode.OFFLOAD);
+			pool.wake();
+			byte[] back = new byte[(int) buffer.size()];
+			buffer.copyTo(back);
+			byte[] filled = new byte[back.length];
+			Arrays.fill(filled, (byte) 7);
+			assertThat(back).as("the stream's fill, run before the offload").isEqualTo(filled);
+		}
+		pool.close();
+	}
+
 	@Test
 	void anEventClosedByOneThreadIsCompleteToAnotherAskingMeanwhile() throws Exception {
 		ExecutorService asker = Executors.newSingleThreadExecutor();

@@ -764,6 +764,21 @@ public final class FakeCudaDriver implements CudaDriver {
 	}
 
 	@Override
+	public void synchronizeContext() {
+		int device = requireContext("cuCtxSynchronize");
+		synchronized (this.engine) {
+			List<FakeStream> all = new ArrayList<>(this.streams);
+			all.add(legacy(device));
+			for (FakeStream stream : all) {
+				if (stream.device == device) {
+					runAll(stream);
+				}
+			}
+			released(device);
+		}
+	}
+
+	@Override
 	public void synchronizeStream(Object stream) {
 		FakeStream synchronizing = stream("cuStreamSynchronize", requireContext("cuStreamSynchronize"), stream);
 		synchronized (this.engine) {

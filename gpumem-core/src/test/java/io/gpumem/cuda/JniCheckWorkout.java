@@ -80,6 +80,7 @@ final class JniCheckWorkout {
 		Object function = driver.function(module, "arguments");
 		driver.launchKernel(function, 1, 32, 0, stream, new Object[] { device, 2.5f, 7, 1L << 40, -0.125 });
 		driver.synchronizeStream(stream);
+		driver.synchronizeContext();
 		driver.unloadModule(module);
 
 		driver.destroyStream(stream);

@@ -43,6 +43,7 @@ import io.gpumem.cuda.StubDriver.Recorded;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.SleepMode;
 import io.gpumem.pool.StratifiedMemoryPool;
 import io.gpumem.stream.GpuEvent;
 import io.gpumem.stream.GpuStream;
@@ -446,6 +447,13 @@ class StubDriverCallsTest {
 			stream.synchronize();
 		}
 		device.trim(0);
+		StratifiedMemoryPool sleepy = new StratifiedMemoryPool(backend.virtualMemory().allocator(),
+				PoolConfig.builder("sleepy").build());
+		try (PooledBuffer lent = sleepy.acquire(1024)) {
+			sleepy.sleep(SleepMode.OFFLOAD);
+			sleepy.wake();
+		}
+		sleepy.close();
 		Set<String> received = new TreeSet<>();
 		this.stub.calls().all().stream().filter(StubDriverCallsTest::succeeded).forEach((call) -> received.add(call.name()));
 		assertThat(received).containsAll(namedInSources());

@@ -170,8 +170,9 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/**
-	 * Gives the device back what is free and, over expandable segments, every mapped granule of lent spans, whose
-	 * addresses stay theirs, each granule's bytes copied to host memory first where {@code offload}, else dropped, for
+	 * Gives the device back what is free and, over expandable segments, once the work the device was given has
+	 * completed, every mapped granule of lent spans, whose addresses stay theirs, each granule's bytes copied to host
+	 * memory first where {@code offload}, else dropped, for
 	 * {@link #wake} to map again; a thread mapping a span over a granule asleep waits for the wake. A granule the
 	 * driver refuses to unmap stays mapped. Over fixed segments, gives back what is free only.
 	 * @return the bytes given back to the device, and of them the bytes offloaded
@@ -182,6 +183,7 @@ public final class Arena extends Padding implements Tier {
 		if (!expandable()) {
 			return new long[] { released, 0 };
 		}
+		this.source.space.awaitDeviceWork();
 		synchronized (this.sleeping) {
 			long offloadedBefore = this.sleeping.offloadedBytes();
 			Unmapping unmapping = new Unmapping();
