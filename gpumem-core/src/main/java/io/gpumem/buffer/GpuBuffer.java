@@ -42,6 +42,19 @@ public abstract class GpuBuffer implements AutoCloseable {
 	protected abstract Allocation allocation();
 
 	/**
+	 * The memory behind this buffer, for a copy or a fill made now, which {@link #endUse()} ends: its owner may wait
+	 * for the uses under way before it takes the memory away (a pool's sleep).
+	 * @throws IllegalStateException if the buffer is closed
+	 */
+	protected Allocation beginUse() {
+		return allocation();
+	}
+
+	/** Ends the use {@link #beginUse()} began, on the same thread. */
+	protected void endUse() {
+	}
+
+	/**
 	 * The native handle of the memory, as JDBC's {@code unwrap}: a native-order {@link ByteBuffer} of
 	 * {@link #size()} bytes on the host backend. The handle is a view: it must not be used after close.
 	 * @throws IllegalArgumentException if the backend has no handle of that type
@@ -175,10 +188,12 @@ public abstract class GpuBuffer implements AutoCloseable {
 	/** Sets {@code byteCount} bytes from {@code byteOffset} to {@code value}. */
 	public void fill(long byteOffset, long byteCount, byte value) {
 		checkRange(byteOffset, byteCount, () -> "fill of " + byteCount + " bytes");
+		Allocation memory = beginUse();
 		try {
-			allocation().fill(byteOffset, byteCount, value);
+			memory.fill(byteOffset, byteCount, value);
 		}
 		finally {
+			endUse();
 			Reference.reachabilityFence(this);
 		}
 	}
@@ -194,10 +209,12 @@ public abstract class GpuBuffer implements AutoCloseable {
 		}
 		checkRange(byteOffset, (count < 0 || count > Long.MAX_VALUE / Integer.BYTES) ? -1 : count * Integer.BYTES,
 				() -> "fill of " + count + " 32-bit words");
+		Allocation memory = beginUse();
 		try {
-			allocation().fillInts(byteOffset, count, value);
+			memory.fillInts(byteOffset, count, value);
 		}
 		finally {
+			endUse();
 			Reference.reachabilityFence(this);
 		}
 	}
@@ -218,6 +235,16 @@ public abstract class GpuBuffer implements AutoCloseable {
 		return buffer.allocation();
 	}
 
+	/** Begins a use of another buffer's memory ({@link #beginUse()}), for buffers that lend a buffer of their own. */
+	protected static Allocation beginUseOf(GpuBuffer buffer) {
+		return buffer.beginUse();
+	}
+
+	/** Ends a use of another buffer's memory that {@link #beginUseOf} began. */
+	protected static void endUseOf(GpuBuffer buffer) {
+		buffer.endUse();
+	}
+
 	/**
 	 * The element type of a primitive array.
 	 * @throws IllegalArgumentException if {@code array} is not an array of a supported primitive type
@@ -232,20 +259,24 @@ public abstract class GpuBuffer implements AutoCloseable {
 
 	private void copyIn(long byteOffset, Object array, int arrayLength, int index, int length, ElementType type) {
 		checkCopy(byteOffset, arrayLength, index, length, type);
+		Allocation memory = beginUse();
 		try {
-			allocation().copyFromHost(byteOffset, array, index, length, type);
+			memory.copyFromHost(byteOffset, array, index, length, type);
 		}
 		finally {
+			endUse();
 			Reference.reachabilityFence(this);
 		}
 	}
 
 	private void copyOut(long byteOffset, Object array, int arrayLength, int index, int length, ElementType type) {
 		checkCopy(byteOffset, arrayLength, index, length, type);
+		Allocation memory = beginUse();
 		try {
-			allocation().copyToHost(byteOffset, array, index, length, type);
+			memory.copyToHost(byteOffset, array, index, length, type);
 		}
 		finally {
+			endUse();
 			Reference.reachabilityFence(this);
 		}
 	}

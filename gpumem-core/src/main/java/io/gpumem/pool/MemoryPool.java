@@ -62,8 +62,8 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 	 * their bytes copied to host memory ({@link SleepMode#OFFLOAD}) or dropped ({@link SleepMode#DISCARD}), once the
 	 * stream work of buffers closed after it, and then all the work the device was given, has completed. Until {@link #wake()}, an acquire or a use of a lent buffer
 	 * wakes the pool first, or fails with a {@link PoolAsleepException} where the pool is configured to refuse
-	 * ({@link SleepOnAcquire}). Call it while the pool is idle: a use begun before, on another thread, is not waited
-	 * for.
+	 * ({@link SleepOnAcquire}). The copies and fills of lent buffers under way are waited for; a handle unwrapped
+	 * before, for a kernel, is not, though the kernel's work is: sleep a pool while it is idle.
 	 * @throws IllegalStateException if the pool is closed, or lends buffers in fixed segments, whose addresses could
 	 * not be kept (what it cached is released all the same)
 	 */

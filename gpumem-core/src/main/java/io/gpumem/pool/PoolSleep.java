@@ -1,6 +1,8 @@
 package io.gpumem.pool;
 
 import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLongArray;
+import java.util.concurrent.locks.LockSupport;
 
 import io.gpumem.memory.ByteSizes;
 
@@ -8,8 +10,10 @@ import io.gpumem.memory.ByteSizes;
  * A pool's sleep: whether it sleeps, the one rule for what an acquire or a use of a lent buffer meets then (a wake
  * first, or a refusal, as {@link PoolConfig#sleepOnAcquire()} says), and what the last sleep and wake did. Sleeps and
  * wakes take turns on its lock; the pool counts as asleep from the moment a sleep begins, so that a use begun
- * meanwhile waits for the sleep to end and then wakes the pool. A use begun before, on another thread, is not
- * waited for: a service sleeps a pool while idle.
+ * meanwhile waits for the sleep to end and then wakes the pool, and the sleep waits for the copies and fills of lent
+ * buffers under way (counted per stripe of threads, each use on its thread's stripe, as Dekker's flags: a use counts
+ * itself, then reads whether the pool sleeps; a sleep says so, then reads the counts). A handle unwrapped before the
+ * sleep, for a kernel, is not waited for: a service sleeps a pool while idle.
  */
 final class PoolSleep {
 
@@ -23,7 +27,15 @@ final class PoolSleep {
 
 	private final SleepOnAcquire onAcquire;
 
+	/** The distance between two stripes' counts of uses, so that each lies on a cache line of its own. */
+	private static final int STRIDE = 16;
+
 	private volatile boolean asleep;
+
+	/** Per stripe of threads, at {@code stripe * STRIDE}, the copies and fills of lent buffers under way. */
+	private final AtomicLongArray uses;
+
+	private final int stripeMask;
 
 	/** Guarded by this. */
 	private SleepStatus.Sleep lastSleep;
@@ -36,7 +48,10 @@ final class PoolSleep {
 	private long wakes;
 
 	/** The pool's {@code tiers} and {@code upkeep}; its {@code listeners} told of each sleep and wake. */
-	PoolSleep(StratifiedMemoryPool pool, Tiers tiers, Upkeep upkeep, Reservation listeners, SleepOnAcquire onAcquire) {
+	PoolSleep(StratifiedMemoryPool pool, Tiers tiers, Upkeep upkeep, Reservation listeners, SleepOnAcquire onAcquire,
+			int stripes) {
+		this.uses = new AtomicLongArray((stripes + 1) * STRIDE);
+		this.stripeMask = stripes - 1;
 		this.pool = pool;
 		this.tiers = tiers;
 		this.upkeep = upkeep;
@@ -52,6 +67,39 @@ final class PoolSleep {
 	void beforeUse(String use) {
 		if (this.asleep) {
 			wakeFor(use);
+		}
+	}
+
+	/**
+	 * Begins a copy or a fill of a lent buffer ({@code use}), which a sleep waits for: where the pool sleeps, wakes it
+	 * first, or refuses.
+	 * @throws PoolAsleepException where the pool refuses while asleep
+	 */
+	void beginUse(String use) {
+		int count = countOf(ThreadState.current().stripe);
+		this.uses.incrementAndGet(count);
+		while (this.asleep) {
+			this.uses.decrementAndGet(count);
+			wakeFor(use);
+			this.uses.incrementAndGet(count);
+		}
+	}
+
+	/** Ends a use {@link #beginUse} began, on the same thread. */
+	void endUse() {
+		this.uses.decrementAndGet(countOf(ThreadState.current().stripe));
+	}
+
+	private int countOf(int stripe) {
+		return ((stripe & this.stripeMask) + 1) * STRIDE;
+	}
+
+	/** Waits until no copy or fill of a lent buffer is under way: those begun see the pool asleep and wait. */
+	private void awaitUses() {
+		for (int count = STRIDE; count < this.uses.length(); count += STRIDE) {
+			while (this.uses.get(count) > 0) {
+				LockSupport.parkNanos(10_000);
+			}
 		}
 	}
 
@@ -73,6 +121,9 @@ final class PoolSleep {
 		boolean wasAsleep = this.asleep;
 		this.asleep = this.tiers.expandable();
 		try {
+			if (this.asleep) {
+				awaitUses();
+			}
 			this.upkeep.awaitPending();
 			this.upkeep.giveBackLate();
 			long released = this.tiers.trim(0, 0);

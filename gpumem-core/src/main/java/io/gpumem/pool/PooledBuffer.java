@@ -157,6 +157,19 @@ public final class PooledBuffer extends GpuBuffer {
 		return current.allocation;
 	}
 
+	/** {@inheritDoc} Where the pool sleeps, wakes it first, or refuses; a sleep waits for the use to end. */
+	@Override
+	protected Allocation beginUse() {
+		Block current = currentBlock();
+		this.pool.beginUse();
+		return current.allocation;
+	}
+
+	@Override
+	protected void endUse() {
+		this.pool.endUse();
+	}
+
 	private Block currentBlock() {
 		Block current = this.block;
 		if (current == null) {

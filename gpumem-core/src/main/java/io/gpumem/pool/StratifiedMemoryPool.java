@@ -100,7 +100,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		this.holdings = config.giveWay() ? new Holdings() : null;
 		this.reservation = new Reservation(this, allocator, config, this.tiers, this.upkeep, this.counters,
 				this.recorder, this.holdings);
-		this.sleep = new PoolSleep(this, this.tiers, this.upkeep, this.reservation, config.sleepOnAcquire());
+		this.sleep = new PoolSleep(this, this.tiers, this.upkeep, this.reservation, config.sleepOnAcquire(),
+				config.stripes());
 		long start = System.nanoTime();
 		try {
 			config.warm().forEach(this::warm);
@@ -264,6 +265,16 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	/** Before a use of one of the pool's lent buffers: wakes the pool where it sleeps, or refuses. */
 	void beforeUse() {
 		this.sleep.beforeUse("a use of a lent buffer");
+	}
+
+	/** Begins a copy or a fill of one of the pool's lent buffers, which a sleep waits for: see {@link #beforeUse}. */
+	void beginUse() {
+		this.sleep.beginUse("a use of a lent buffer");
+	}
+
+	/** Ends a use {@link #beginUse} began, on the same thread. */
+	void endUse() {
+		this.sleep.endUse();
 	}
 
 	@Override

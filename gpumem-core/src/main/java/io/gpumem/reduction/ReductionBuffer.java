@@ -137,11 +137,28 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	@Override
 	protected Allocation allocation() {
+		return allocationOf(current());
+	}
+
+	@Override
+	protected Allocation beginUse() {
+		return beginUseOf(current());
+	}
+
+	@Override
+	protected void endUse() {
+		PooledBuffer current = this.pooled;
+		if (current != null) {
+			endUseOf(current);
+		}
+	}
+
+	private PooledBuffer current() {
 		PooledBuffer current = this.pooled;
 		if (current == null) {
 			throw new IllegalStateException("reduction buffer " + this.key + " used after close");
 		}
-		return allocationOf(current);
+		return current;
 	}
 
 	@Override

@@ -69,11 +69,26 @@ public final class ScopedBuffer extends GpuBuffer {
 
 	@Override
 	protected Allocation allocation() {
+		checkOpen();
+		return allocationOf(this.pooled);
+	}
+
+	@Override
+	protected Allocation beginUse() {
+		checkOpen();
+		return beginUseOf(this.pooled);
+	}
+
+	@Override
+	protected void endUse() {
+		endUseOf(this.pooled);
+	}
+
+	private void checkOpen() {
 		if (this.closed.get()) {
 			throw new IllegalStateException("buffer of " + size() + " bytes of scope '" + this.scope.name()
 					+ "' used after close");
 		}
-		return allocationOf(this.pooled);
 	}
 
 	@Override
