@@ -16,9 +16,10 @@ import io.gpumem.backend.GpuBackend;
 import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.forClasses;
 
 /**
- * A small pool's lending, closing, trimming and statistics under every interleaving Lincheck's model checker explores,
- * on the host backend and the fake driver, each arena, against a sequential model ({@link Model}): every acquire of a
- * free slot is served, every statistics read is consistent ({@code inUseBytes + cachedBytes == reservedBytes}, and
+ * A small pool's lending, closing, trimming, sleeping, waking and statistics under every interleaving Lincheck's model
+ * checker explores, on the host backend and the fake driver, each arena, against a sequential model ({@link Model}):
+ * every acquire of a free slot is served, every buffer closed reads the byte written to it, whatever sleep or wake
+ * ran meanwhile, every statistics read is consistent ({@code inUseBytes + cachedBytes == reservedBytes}, and
  * reserved never above what the allocator held during the read), and the books are exact once all is closed. Any
  * deadlock, livelock or exception fails the test.
  */
@@ -96,6 +97,24 @@ class PoolLincheckTest {
 			this.pool.trim(SIZES[keep] - SIZES[0]);
 		}
 
+		/** A sleep, offloading; over fixed segments, refused while a buffer is lent. */
+		@Operation
+		public void sleep() {
+			try {
+				this.pool.sleep(SleepMode.OFFLOAD);
+			}
+			catch (IllegalStateException ex) {
+				if (setup.expandable() || !ex.getMessage().startsWith("pool 'device' cannot sleep: it lends")) {
+					throw ex;
+				}
+			}
+		}
+
+		@Operation
+		public void wake() {
+			this.pool.wake();
+		}
+
 		/** Whether a statistics read is consistent in itself and with what the allocator held while it ran. */
 		@Operation
 		public boolean consistent() {
@@ -150,6 +169,12 @@ class PoolLincheckTest {
 			}
 
 			public void trim(int keep) {
+			}
+
+			public void sleep() {
+			}
+
+			public void wake() {
 			}
 
 			public boolean consistent() {

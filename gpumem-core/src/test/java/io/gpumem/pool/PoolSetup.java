@@ -27,6 +27,11 @@ public enum PoolSetup {
 		this.expandable = expandable;
 	}
 
+	/** Whether this setup's pools map granules into reserved ranges. */
+	public boolean expandable() {
+		return this.expandable;
+	}
+
 	/** A device of {@code capacity} bytes on this setup's backend. */
 	public GpuBackend open(long capacity) {
 		return this.cuda ? CudaBackend.open(new FakeCudaDriver(capacity), 0) : new HostBackend(capacity);
