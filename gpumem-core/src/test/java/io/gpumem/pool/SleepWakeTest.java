@@ -14,11 +14,17 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import io.gpumem.admission.GpuAdmission;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pressure.PressureHandler;
+import io.gpumem.pressure.PressureHysteresis;
+import io.gpumem.pressure.PressureLevel;
+import io.gpumem.pressure.PressureReaction;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -222,6 +228,42 @@ class SleepWakeTest {
 		lent.closeAll();
 		pool.trim(0);
 		assertThat(used(backend)).isZero();
+		pool.close();
+	}
+
+	/**
+	 * The pressure handler's checks and shrinks leave a pool asleep as it is, and a claim of an admission by bytes
+	 * wakes it with its first acquire; no byte of a lent buffer is lost across them.
+	 */
+	@Test
+	void pressureAndClaimsAcrossASleepLoseNothing() {
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		GpuAdmission admission = new GpuAdmission("device 0", 0, Duration.ofSeconds(1), pool);
+		PressureHandler pressure = PressureHandler.builder(backend::memoryInfo)
+			.hysteresis(PressureHysteresis.NONE)
+			.reaction(PressureLevel.WARNING, PressureReaction.shrink(0.7))
+			.build();
+		pressure.register(pool);
+		Lent lent = lend(pool, 10);
+		pool.acquire(12 * GRANULE).close();
+		pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(pressure.check()).isEqualTo(PressureLevel.NORMAL);
+		Allocation other = backend.allocator(MemoryKind.DEVICE).allocate(210L << 20);
+		assertThat(pressure.check()).isEqualTo(PressureLevel.WARNING);
+		assertThat(pool.sleepStatus().state()).as("a shrink touches no lent memory").isEqualTo(SleepStatus.State.ASLEEP);
+		backend.allocator(MemoryKind.DEVICE).free(other);
+
+		try (GpuAdmission.Permit permit = admission.enter(4 * GRANULE, Duration.ofSeconds(1));
+				PooledBuffer claimed = permit.acquire(4 * GRANULE)) {
+			claimed.fill((byte) 2);
+			assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+			assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
+		}
+		lent.assertIntact();
+		lent.closeAll();
+		pressure.close();
 		pool.close();
 	}
 
