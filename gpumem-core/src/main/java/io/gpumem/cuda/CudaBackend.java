@@ -117,7 +117,7 @@ public final class CudaBackend implements GpuBackend {
 	@Override
 	public synchronized VirtualMemory virtualMemory() {
 		if (this.virtualMemory == null) {
-			this.virtualMemory = CudaVirtualMemory.open(this.device);
+			this.virtualMemory = CudaVirtualMemory.open(this.device, this.allocators.get(MemoryKind.PINNED));
 		}
 		return this.virtualMemory;
 	}

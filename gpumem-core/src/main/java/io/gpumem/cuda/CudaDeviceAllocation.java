@@ -102,6 +102,17 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 				(long) count * type.bytes());
 	}
 
+	/** {@inheritDoc} Into pinned memory, in one {@code cuMemcpyDtoH}. */
+	@Override
+	public void copyTo(long byteOffset, Allocation target, long targetOffset, long bytes) {
+		if (!(target instanceof CudaPinnedAllocation pinned)) {
+			Allocation.super.copyTo(byteOffset, target, targetOffset, bytes);
+			return;
+		}
+		checkNotFreed();
+		pinned.copyFromDevice(targetOffset, this.pointer, byteOffset, bytes);
+	}
+
 	@Override
 	public void fill(long byteOffset, long byteCount, byte value) {
 		checkNotFreed();
@@ -123,6 +134,12 @@ final class CudaDeviceAllocation implements Allocation, CudaMemory {
 		checkNotFreed();
 		return new CudaDeviceAllocation(this.allocator, this.device, this.kind,
 				this.device.bind().offset(this.pointer, byteOffset), bytes, this.freed, true);
+	}
+
+	/** The block's pointer, for a copy made now. */
+	Object usablePointer() {
+		checkNotFreed();
+		return this.pointer;
 	}
 
 	/** Marks the block freed and answers its pointer for the driver to free. */

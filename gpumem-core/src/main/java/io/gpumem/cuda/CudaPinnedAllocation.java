@@ -105,6 +105,40 @@ final class CudaPinnedAllocation implements Allocation, CudaMemory {
 		}
 	}
 
+	/** {@inheritDoc} Into device memory, in one {@code cuMemcpyHtoD}. */
+	@Override
+	public void copyTo(long byteOffset, Allocation target, long targetOffset, long bytes) {
+		if (!(target instanceof CudaDeviceAllocation device)) {
+			Allocation.super.copyTo(byteOffset, target, targetOffset, bytes);
+			return;
+		}
+		Object devicePointer = device.usablePointer();
+		this.guard.enter();
+		try {
+			CudaDriver driver = this.guard.device.bind();
+			driver.copyHostToDeviceAsync(driver.offset(devicePointer, targetOffset),
+					driver.offset(this.pointer, byteOffset), bytes, null);
+			driver.synchronizeStream(null);
+		}
+		finally {
+			this.guard.exit();
+		}
+	}
+
+	/** Copies {@code bytes} bytes of device memory at {@code device}, from {@code deviceOffset}, into this block. */
+	void copyFromDevice(long byteOffset, Object device, long deviceOffset, long bytes) {
+		this.guard.enter();
+		try {
+			CudaDriver driver = this.guard.device.bind();
+			driver.copyDeviceToHostAsync(driver.offset(this.pointer, byteOffset), driver.offset(device, deviceOffset),
+					bytes, null);
+			driver.synchronizeStream(null);
+		}
+		finally {
+			this.guard.exit();
+		}
+	}
+
 	@Override
 	public void fill(long byteOffset, long byteCount, byte value) {
 		this.guard.enter();

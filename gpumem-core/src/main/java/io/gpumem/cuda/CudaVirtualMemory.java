@@ -24,17 +24,21 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 
 	private final long maxRangeBytes;
 
-	private CudaVirtualMemory(CudaDevice device, long granularity, long maxRangeBytes) {
+	/** The device's pinned memory, which a sleep offloads into. */
+	private final MemoryAllocator pinned;
+
+	private CudaVirtualMemory(CudaDevice device, long granularity, long maxRangeBytes, MemoryAllocator pinned) {
 		this.device = device;
 		this.granularity = granularity;
 		this.maxRangeBytes = maxRangeBytes;
+		this.pinned = pinned;
 	}
 
 	/**
 	 * The device's virtual memory where it reports support and one granule maps, takes a write and unmaps; why
 	 * not otherwise.
 	 */
-	static VirtualMemory open(CudaDevice device) {
+	static VirtualMemory open(CudaDevice device, MemoryAllocator pinned) {
 		CudaDriver driver = device.bind();
 		if (!driver.virtualMemorySupported(device.ordinal())) {
 			return VirtualMemory.unsupported("CUDA device " + device.ordinal() + " does not report virtual memory"
@@ -44,7 +48,7 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 			long granularity = driver.allocationGranularity(device.ordinal());
 			long total = driver.memoryInfo().totalBytes();
 			CudaVirtualMemory space = new CudaVirtualMemory(device, granularity,
-					(total + granularity - 1) / granularity * granularity);
+					(total + granularity - 1) / granularity * granularity, pinned);
 			space.probe();
 			return VirtualMemory.of(space);
 		}
@@ -126,6 +130,11 @@ final class CudaVirtualMemory implements MemoryAllocator, AddressSpace {
 		catch (CudaException ex) {
 			throw CudaAllocator.refusal(ex, this, bytes);
 		}
+	}
+
+	@Override
+	public MemoryAllocator offloadMemory() {
+		return this.pinned;
 	}
 
 	/** {@code cuCtxSynchronize}: every stream of the device's context, the default ones too. */

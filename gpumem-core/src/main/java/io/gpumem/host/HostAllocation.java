@@ -82,6 +82,19 @@ final class HostAllocation implements Allocation {
 		ByteBufferAccess.copyOut(this.buffer, byteOffset, array, arrayIndex, count, type);
 	}
 
+	/** {@inheritDoc} Buffer to buffer, between blocks of the host backend. */
+	@Override
+	public void copyTo(long byteOffset, Allocation target, long targetOffset, long bytes) {
+		if (!(target instanceof HostAllocation host)) {
+			Allocation.super.copyTo(byteOffset, target, targetOffset, bytes);
+			return;
+		}
+		checkUsable();
+		host.checkUsable();
+		host.buffer.put(Math.toIntExact(targetOffset), this.buffer, Math.toIntExact(byteOffset),
+				Math.toIntExact(bytes));
+	}
+
 	@Override
 	public void fill(long byteOffset, long byteCount, byte value) {
 		checkUsable();

@@ -69,9 +69,10 @@ public final class HostBackend implements GpuBackend {
 		Capacity device = new Capacity(capacityBytes);
 		this.allocators.put(MemoryKind.DEVICE, new HostAllocator(MemoryKind.DEVICE, device, this.health));
 		this.allocators.put(MemoryKind.UNIFIED, new HostAllocator(MemoryKind.UNIFIED, device, this.health));
-		this.virtualMemory = VirtualMemory.of(new HostVirtualMemory(device, this.health));
 		this.allocators.put(MemoryKind.PINNED,
 				new HostAllocator(MemoryKind.PINNED, new Capacity(pinnedCapacityBytes), this.health));
+		this.virtualMemory = VirtualMemory
+			.of(new HostVirtualMemory(device, this.health, this.allocators.get(MemoryKind.PINNED)));
 		this.streamOrdered = new AllocatorDecorator(this.allocators.get(MemoryKind.DEVICE)) {
 
 			@Override

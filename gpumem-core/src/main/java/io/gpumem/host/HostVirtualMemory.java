@@ -58,9 +58,18 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 	/** What a granule mapped where memory was mapped before reads: 64 KiB of bytes no one wrote. */
 	private static final byte[] UNWRITTEN = filled(64 << 10, (byte) 0xCD);
 
-	HostVirtualMemory(HostBackend.Capacity capacity, DeviceHealth health) {
+	/** The backend's pinned memory, which a sleep offloads into. */
+	private final MemoryAllocator pinned;
+
+	HostVirtualMemory(HostBackend.Capacity capacity, DeviceHealth health, MemoryAllocator pinned) {
 		this.capacity = capacity;
 		this.health = health;
+		this.pinned = pinned;
+	}
+
+	@Override
+	public MemoryAllocator offloadMemory() {
+		return this.pinned;
 	}
 
 	@Override

@@ -23,6 +23,14 @@ public interface AddressSpace {
 	AddressRange reserve(long bytes);
 
 	/**
+	 * The host memory a sleep copies the bytes of lent granules into, the backend's pinned memory, which the device
+	 * copies to and from fastest; null where there is none, for the Java heap.
+	 */
+	default MemoryAllocator offloadMemory() {
+		return null;
+	}
+
+	/**
 	 * Waits until the work the device was given so far has completed, so that memory a kernel or a copy may still use
 	 * can be unmapped: before a sleep unmaps the memory behind lent buffers. Nothing to wait for where work runs as it
 	 * is enqueued (the host backend).

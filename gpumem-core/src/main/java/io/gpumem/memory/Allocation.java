@@ -25,6 +25,20 @@ public interface Allocation {
 	/** Copies {@code count} elements from the block at {@code byteOffset} into a primitive array. */
 	void copyToHost(long byteOffset, Object array, int arrayIndex, int count, ElementType type);
 
+	/**
+	 * Copies {@code bytes} bytes from {@code byteOffset} into {@code target}, a block of the same backend, at
+	 * {@code targetOffset}, complete when it returns: device memory into host memory or back. Through a Java array of
+	 * at most 1 MiB at a time, where a backend copies no more directly.
+	 */
+	default void copyTo(long byteOffset, Allocation target, long targetOffset, long bytes) {
+		byte[] staging = new byte[(int) Math.min(bytes, 1 << 20)];
+		for (long done = 0; done < bytes; done += staging.length) {
+			int chunk = (int) Math.min(staging.length, bytes - done);
+			copyToHost(byteOffset + done, staging, 0, chunk, ElementType.BYTE);
+			target.copyFromHost(targetOffset + done, staging, 0, chunk, ElementType.BYTE);
+		}
+	}
+
 	/** Sets {@code byteCount} bytes from {@code byteOffset} to {@code value}. */
 	void fill(long byteOffset, long byteCount, byte value);
 

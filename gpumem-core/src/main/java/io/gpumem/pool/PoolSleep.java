@@ -17,6 +17,9 @@ import io.gpumem.memory.ByteSizes;
  */
 final class PoolSleep {
 
+	/** The distance between two stripes' counts of uses, so that each lies on a cache line of its own. */
+	private static final int STRIDE = 16;
+
 	private final StratifiedMemoryPool pool;
 
 	private final Tiers tiers;
@@ -27,9 +30,6 @@ final class PoolSleep {
 
 	private final SleepOnAcquire onAcquire;
 
-	/** The distance between two stripes' counts of uses, so that each lies on a cache line of its own. */
-	private static final int STRIDE = 16;
-
 	private volatile boolean asleep;
 
 	/** Per stripe of threads, at {@code stripe * STRIDE}, the copies and fills of lent buffers under way. */
@@ -37,15 +37,14 @@ final class PoolSleep {
 
 	private final int stripeMask;
 
-	/** Guarded by this. */
-	private SleepStatus.Sleep lastSleep;
+	/** Written under this lock, read without it, so that a reading waits for no sleep. */
+	private volatile SleepStatus.Sleep lastSleep;
 
-	/** Guarded by this. */
-	private SleepStatus.Wake lastWake;
+	private volatile SleepStatus.Wake lastWake;
 
-	private long sleeps;
+	private volatile long sleeps;
 
-	private long wakes;
+	private volatile long wakes;
 
 	/** The pool's {@code tiers} and {@code upkeep}; its {@code listeners} told of each sleep and wake. */
 	PoolSleep(StratifiedMemoryPool pool, Tiers tiers, Upkeep upkeep, Reservation listeners, SleepOnAcquire onAcquire,
@@ -103,8 +102,8 @@ final class PoolSleep {
 		}
 	}
 
-	/** Whether the pool sleeps and what its last sleep and wake did. */
-	synchronized SleepStatus status() {
+	/** Whether the pool sleeps and what its last sleep and wake did: read while a sleep or a wake runs too. */
+	SleepStatus status() {
 		return new SleepStatus(this.asleep ? SleepStatus.State.ASLEEP : SleepStatus.State.AWAKE, this.sleeps,
 				this.wakes, this.tiers.offloadedBytes(), this.lastSleep, this.lastWake);
 	}

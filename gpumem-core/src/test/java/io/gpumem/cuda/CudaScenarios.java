@@ -15,7 +15,10 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 import io.gpumem.backend.VirtualMemory;
+import io.gpumem.memory.Allocation;
+import io.gpumem.memory.ElementType;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PooledBuffer;
@@ -156,6 +159,38 @@ abstract class CudaScenarios {
 		}
 		pool.close();
 		assertThat(this.backend.memoryInfo().freeBytes()).isGreaterThan(freeBefore - granule);
+	}
+
+	/**
+	 * A block of device memory copies into pinned memory and back in one driver call each, and into another device
+	 * block through host arrays of a megabyte: every byte arrives, across the megabytes.
+	 */
+	@Test
+	void aDeviceBlockCopiesIntoPinnedMemoryAndBackAndIntoAnotherBlock() {
+		int bytes = (3 << 20) + 100;
+		byte[] pattern = new byte[bytes];
+		this.random.nextBytes(pattern);
+		MemoryAllocator device = this.backend.allocator(MemoryKind.DEVICE);
+		MemoryAllocator pinned = this.backend.allocator(MemoryKind.PINNED);
+		Allocation source = device.allocate(bytes);
+		Allocation host = pinned.allocate(bytes + 64);
+		Allocation back = device.allocate(bytes);
+		Allocation other = device.allocate(bytes);
+		try {
+			source.copyFromHost(0, pattern, 0, bytes, ElementType.BYTE);
+			source.copyTo(0, host, 64, bytes);
+			host.copyTo(64, back, 0, bytes);
+			back.copyTo(0, other, 0, bytes);
+			byte[] read = new byte[bytes];
+			other.copyToHost(0, read, 0, bytes, ElementType.BYTE);
+			assertThat(Arrays.mismatch(read, pattern)).as("the first byte that differs").isEqualTo(-1);
+		}
+		finally {
+			device.free(source);
+			pinned.free(host);
+			device.free(back);
+			device.free(other);
+		}
 	}
 
 	/** A sleep waits for the work enqueued on a lent buffer before it copies and unmaps the buffer's memory. */

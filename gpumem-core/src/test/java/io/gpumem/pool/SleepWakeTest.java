@@ -121,6 +121,25 @@ class SleepWakeTest {
 		pool.close();
 	}
 
+	/**
+	 * The bytes go to the backend's pinned memory, and where it runs out to the Java heap; every byte comes back, and
+	 * the pinned memory with it.
+	 */
+	@Test
+	void anOffloadBeyondThePinnedMemoryGoesToTheHeap() {
+		GpuBackend backend = new HostBackend(0, 256L << 20, 3 * GRANULE);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 20);
+		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
+		assertThat(sleep.offloadedBytes()).isGreaterThan(3 * GRANULE);
+		assertThat(used(backend, MemoryKind.PINNED)).isEqualTo(3 * GRANULE);
+		assertThat(pool.wake().restoredBytes()).isEqualTo(sleep.offloadedBytes());
+		assertThat(used(backend, MemoryKind.PINNED)).isZero();
+		lent.assertIntact();
+		lent.closeAll();
+		pool.close();
+	}
+
 	@Test
 	void anAcquireWhileAsleepWakesThePoolFirst() {
 		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.WAKE);
@@ -351,7 +370,11 @@ class SleepWakeTest {
 	}
 
 	private static long used(GpuBackend backend) {
-		var info = backend.allocator(MemoryKind.DEVICE).memoryInfo();
+		return used(backend, MemoryKind.DEVICE);
+	}
+
+	private static long used(GpuBackend backend, MemoryKind kind) {
+		var info = backend.allocator(kind).memoryInfo();
 		return info.totalBytes() - info.freeBytes();
 	}
 

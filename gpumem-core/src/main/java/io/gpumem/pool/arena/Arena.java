@@ -44,7 +44,7 @@ public final class Arena extends Padding implements Tier {
 	private final Set<Span.Segment> segments = new LinkedHashSet<>();
 
 	/** The granules a sleep unmapped under lent spans, mapped again at a wake; guarded by its own monitor. */
-	private final SleepingGranules sleeping = new SleepingGranules();
+	private final SleepingGranules sleeping;
 
 	private volatile boolean closed;
 
@@ -60,6 +60,7 @@ public final class Arena extends Padding implements Tier {
 	 */
 	public Arena(MemoryAllocator allocator, long segmentStep, ArenaCounters counters, IntPredicate keeps) {
 		this.source = new SegmentSource(allocator, segmentStep, keeps);
+		this.sleeping = new SleepingGranules((this.source.space != null) ? this.source.space.offloadMemory() : null);
 		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator) : null;
 		this.counters = counters;
 		this.reserved = counters.reserved();
@@ -172,7 +173,7 @@ public final class Arena extends Padding implements Tier {
 	/**
 	 * Gives the device back what is free and, over expandable segments, once the work the device was given has
 	 * completed, every mapped granule of lent spans, whose addresses stay theirs, each granule's bytes copied to host
-	 * memory first where {@code offload}, else dropped, for
+	 * memory first where {@code offload} (the space's {@link AddressSpace#offloadMemory()}), else dropped, for
 	 * {@link #wake} to map again; a thread mapping a span over a granule asleep waits for the wake. A granule the
 	 * driver refuses to unmap stays mapped. Over fixed segments, gives back what is free only.
 	 * @return the bytes given back to the device, and of them the bytes offloaded
@@ -210,14 +211,9 @@ public final class Arena extends Padding implements Tier {
 		}
 	}
 
-	/** The bytes of host memory holding the content of the granules asleep. */
+	/** The bytes of host memory holding the content of the granules asleep: read while a sleep or a wake runs too. */
 	public long offloadedBytes() {
-		if (!expandable()) {
-			return 0;
-		}
-		synchronized (this.sleeping) {
-			return this.sleeping.offloadedBytes();
-		}
+		return this.sleeping.offloadedBytes();
 	}
 
 	/** The bytes of the granules asleep: unmapped by a sleep under lent spans, not yet mapped again. */

@@ -5,12 +5,14 @@ import java.util.List;
 
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.ElementType;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
  * The granules of an arena's expandable segments that a sleep unmapped while spans in them were lent, each with its
- * bytes copied to host memory or dropped, to be mapped again at the same offset when the arena wakes: the spans keep
- * their addresses while the device holds none of their memory (vLLM's sleep mode, torch_memory_saver). Each stays
+ * bytes copied to host memory (the backend's pinned memory, or the Java heap where it has none or refuses) or
+ * dropped, to be mapped again at the same offset when the arena wakes: the spans keep their addresses while the device
+ * holds none of their memory (vLLM's sleep mode, torch_memory_saver). Each stays
  * busy in its {@link Granules} while asleep, so that a thread mapping a span over it waits for the wake. Guarded by
  * its own monitor, which the arena takes before its lock, only to take granules out and settle them.
  */
@@ -18,7 +20,15 @@ final class SleepingGranules {
 
 	private final List<Asleep> asleep = new ArrayList<>();
 
-	private long offloadedBytes;
+	/** The host memory offloaded bytes go to; null for the Java heap. */
+	private final MemoryAllocator host;
+
+	/** Written under this object's monitor, read without it. */
+	private volatile long offloadedBytes;
+
+	SleepingGranules(MemoryAllocator host) {
+		this.host = host;
+	}
 
 	/**
 	 * Takes out every mapped granule of {@code segments} into {@code unmapping}, under the arena's lock, for
@@ -40,7 +50,7 @@ final class SleepingGranules {
 		return this.asleep.stream().mapToLong((granule) -> granule.granules.granule()).sum();
 	}
 
-	/** The bytes of host memory holding the content of the granules asleep. */
+	/** The bytes of host memory holding the content of the granules asleep, read without the monitor. */
 	long offloadedBytes() {
 		return this.offloadedBytes;
 	}
@@ -48,26 +58,30 @@ final class SleepingGranules {
 	/**
 	 * Puts asleep the granules taken out into {@code unmapping} ({@link Granules#takeFree}): copies each one's bytes to
 	 * host memory where {@code offload}, then unmaps and frees it, driver calls made outside the arena's lock; those
-	 * the driver refused to unmap are settled mapped again, under it.
+	 * the driver refused to unmap are settled mapped again, under it, their copies dropped.
 	 * @return the bytes the driver refused to unmap
 	 * @throws RuntimeException as the driver refuses, each granule unmapped before kept asleep
 	 */
 	long put(Unmapping unmapping, boolean offload, MemoryAllocator allocator, Arena arena) {
 		List<Unmapping.Entry> entries = unmapping.entries();
-		byte[][] contents = new byte[entries.size()][];
+		Offloaded[] copies = new Offloaded[entries.size()];
 		try {
-			for (int i = 0; offload && i < contents.length; i++) {
+			for (int i = 0; offload && i < copies.length; i++) {
 				Unmapping.Entry entry = entries.get(i);
-				contents[i] = new byte[Math.toIntExact(entry.physical().size())];
-				entry.granules().view(entry.index()).copyToHost(0, contents[i], 0, contents[i].length, ElementType.BYTE);
+				copies[i] = offload(entry.granules().view(entry.index()));
 			}
 			unmapping.run(allocator);
 		}
 		finally {
-			for (int i = 0; i < unmapping.done(); i++) {
+			for (int i = 0; i < copies.length; i++) {
 				Unmapping.Entry entry = entries.get(i);
-				this.asleep.add(new Asleep(entry.granules(), entry.index(), contents[i]));
-				this.offloadedBytes += (contents[i] != null) ? contents[i].length : 0;
+				if (i < unmapping.done()) {
+					this.asleep.add(new Asleep(entry.granules(), entry.index(), copies[i]));
+					this.offloadedBytes += (copies[i] != null) ? copies[i].bytes() : 0;
+				}
+				else if (copies[i] != null) {
+					copies[i].free(this.host);
+				}
 			}
 			synchronized (arena) {
 				arena.hold(unmapping.settleNotDone());
@@ -75,6 +89,33 @@ final class SleepingGranules {
 			}
 		}
 		return unmapping.bytes() - unmapping.doneBytes();
+	}
+
+	/** A copy of a granule's bytes in host memory: pinned where the backend has it and gives it, else an array. */
+	private Offloaded offload(Allocation granule) {
+		long bytes = granule.size();
+		if (this.host != null) {
+			Allocation pinned;
+			try {
+				pinned = this.host.allocate(bytes);
+			}
+			catch (GpuOutOfMemoryException ex) {
+				pinned = null;
+			}
+			if (pinned != null) {
+				try {
+					granule.copyTo(0, pinned, 0, bytes);
+				}
+				catch (RuntimeException ex) {
+					this.host.free(pinned);
+					throw ex;
+				}
+				return new Offloaded(pinned, null);
+			}
+		}
+		byte[] array = new byte[Math.toIntExact(bytes)];
+		granule.copyToHost(0, array, 0, array.length, ElementType.BYTE);
+		return new Offloaded(null, array);
 	}
 
 	/**
@@ -89,11 +130,11 @@ final class SleepingGranules {
 		while (!this.asleep.isEmpty()) {
 			Asleep granule = this.asleep.get(this.asleep.size() - 1);
 			Allocation physical = granule.granules.mapOne(granule.index, allocator);
-			if (granule.content != null) {
-				granule.granules.view(granule.index)
-					.copyFromHost(0, granule.content, 0, granule.content.length, ElementType.BYTE);
-				restored += granule.content.length;
-				this.offloadedBytes -= granule.content.length;
+			if (granule.copy != null) {
+				copyBack(granule, physical, allocator);
+				restored += granule.copy.bytes();
+				this.offloadedBytes -= granule.copy.bytes();
+				granule.copy.free(this.host);
 			}
 			this.asleep.remove(this.asleep.size() - 1);
 			synchronized (arena) {
@@ -105,18 +146,64 @@ final class SleepingGranules {
 		return new long[] { mapped, restored };
 	}
 
-	/** Drops every granule asleep, settled unmapped under the arena's lock: a close, which maps none again. */
+	/** Copies a granule's offloaded bytes into the memory just mapped for it; where that fails, unmaps it again. */
+	private static void copyBack(Asleep granule, Allocation physical, MemoryAllocator allocator) {
+		try {
+			granule.copy.copyInto(granule.granules.view(granule.index));
+		}
+		catch (RuntimeException ex) {
+			try {
+				granule.granules.unmap(granule.index, physical);
+				allocator.free(physical);
+			}
+			catch (RuntimeException unmapping) {
+				ex.addSuppressed(unmapping);
+			}
+			throw ex;
+		}
+	}
+
+	/** Drops every granule asleep, settled unmapped under the arena's lock, and its copy: a close. */
 	void drop(Arena arena) {
 		synchronized (arena) {
 			this.asleep.forEach((granule) -> granule.granules.settle(granule.index, null));
 			arena.notifyAll();
 		}
+		this.asleep.forEach((granule) -> {
+			if (granule.copy != null) {
+				granule.copy.free(this.host);
+			}
+		});
 		this.asleep.clear();
 		this.offloadedBytes = 0;
 	}
 
-	/** A granule asleep: its content where it was offloaded, else null. */
-	private record Asleep(Granules granules, int index, byte[] content) {
+	/** A granule asleep: the copy of its bytes where they were offloaded, else null. */
+	private record Asleep(Granules granules, int index, Offloaded copy) {
+	}
+
+	/** A granule's bytes in host memory: pinned memory, or an array of the Java heap. */
+	private record Offloaded(Allocation pinned, byte[] array) {
+
+		long bytes() {
+			return (this.pinned != null) ? this.pinned.size() : this.array.length;
+		}
+
+		void copyInto(Allocation granule) {
+			if (this.pinned != null) {
+				this.pinned.copyTo(0, granule, 0, this.pinned.size());
+			}
+			else {
+				granule.copyFromHost(0, this.array, 0, this.array.length, ElementType.BYTE);
+			}
+		}
+
+		void free(MemoryAllocator host) {
+			if (this.pinned != null) {
+				host.free(this.pinned);
+			}
+		}
+
 	}
 
 }
