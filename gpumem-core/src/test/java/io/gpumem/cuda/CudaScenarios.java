@@ -83,10 +83,8 @@ abstract class CudaScenarios {
 	 */
 	@Test
 	void expandableSegmentsMapAsTheyLendAndTrimToNothing() {
-		VirtualMemory virtualMemory = this.backend.virtualMemory();
-		if (!virtualMemory.supported()) {
-			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
-				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
+		VirtualMemory virtualMemory = virtualMemoryOrWhyNot();
+		if (virtualMemory == null) {
 			return;
 		}
 		long granule = virtualMemory.allocator().addressSpace().granularity();
@@ -123,10 +121,8 @@ abstract class CudaScenarios {
 	 */
 	@Test
 	void aPoolAsleepGivesTheDeviceItsMemoryAndWakesWithEveryPointerAndByte() {
-		VirtualMemory virtualMemory = this.backend.virtualMemory();
-		if (!virtualMemory.supported()) {
-			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
-				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
+		VirtualMemory virtualMemory = virtualMemoryOrWhyNot();
+		if (virtualMemory == null) {
 			return;
 		}
 		long granule = virtualMemory.allocator().addressSpace().granularity();
@@ -196,10 +192,8 @@ abstract class CudaScenarios {
 	/** A sleep waits for the work enqueued on a lent buffer before it copies and unmaps the buffer's memory. */
 	@Test
 	void aSleepWaitsForTheStreamWorkOnALentBufferBeforeItUnmapsItsMemory() {
-		VirtualMemory virtualMemory = this.backend.virtualMemory();
-		if (!virtualMemory.supported()) {
-			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
-				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
+		VirtualMemory virtualMemory = virtualMemoryOrWhyNot();
+		if (virtualMemory == null) {
 			return;
 		}
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(virtualMemory.allocator(),
@@ -216,6 +210,20 @@ abstract class CudaScenarios {
 			assertThat(back).as("the stream's fill, run before the offload").isEqualTo(filled);
 		}
 		pool.close();
+	}
+
+	/**
+	 * The device's virtual memory; null where it has none, after checking that only a device that reports no
+	 * virtual-memory management keeps fixed segments.
+	 */
+	private VirtualMemory virtualMemoryOrWhyNot() {
+		VirtualMemory virtualMemory = this.backend.virtualMemory();
+		if (!virtualMemory.supported()) {
+			assertThat(virtualMemory.reason()).as("only a device without virtual memory management keeps segments")
+				.contains("CUDA device " + this.backend.deviceId() + " does not report virtual memory");
+			return null;
+		}
+		return virtualMemory;
 	}
 
 	@Test
