@@ -303,9 +303,10 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			memory.unmapped();
 		}
 
+		/** {@inheritDoc} Of any bytes, as CUDA's pointer arithmetic; a use of bytes not mapped is refused. */
 		@Override
 		public Allocation slice(long offset, long bytes) {
-			checkMapped(offset, bytes);
+			checkWithin(offset, bytes);
 			ByteBuffer view = this.addresses.slice(Math.toIntExact(offset), Math.toIntExact(bytes));
 			return new HostAllocation(MemoryKind.DEVICE, view.order(ByteOrder.nativeOrder()), this.space.health, this,
 					offset);
@@ -333,15 +334,19 @@ final class HostVirtualMemory implements MemoryAllocator, AddressSpace {
 			if (bytes == 0) {
 				return;
 			}
-			if (offset < 0 || bytes < 0 || offset + bytes > size()) {
-				throw new IllegalArgumentException(bytes + " bytes at " + offset + " are outside " + this);
-			}
+			checkWithin(offset, bytes);
 			for (long i = offset / GRANULARITY; i <= (offset + bytes - 1) / GRANULARITY; i++) {
 				if (this.granules.get((int) i) == null) {
 					throw new IllegalStateException("bytes at " + offset + " of " + this
 							+ " are used unmapped (granule at " + i * GRANULARITY + ")"
 							+ (this.released ? "; the range was released" : ""));
 				}
+			}
+		}
+
+		private void checkWithin(long offset, long bytes) {
+			if (offset < 0 || bytes < 0 || offset + bytes > size()) {
+				throw new IllegalArgumentException(bytes + " bytes at " + offset + " are outside " + this);
 			}
 		}
 

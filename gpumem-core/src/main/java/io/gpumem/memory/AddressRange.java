@@ -27,7 +27,7 @@ public interface AddressRange {
 
 	/**
 	 * A view of {@code bytes} bytes from {@code offset}, which must be mapped while the view is used: the host
-	 * backend refuses a view or a use of bytes not mapped with an {@link IllegalStateException}; a device faults.
+	 * backend refuses a use of bytes not mapped with an {@link IllegalStateException}; a device faults.
 	 */
 	Allocation slice(long offset, long bytes);
 
