@@ -276,8 +276,9 @@ class LivenessWorkloadTest {
 		Thread leaking = new Thread(() -> {
 			try {
 				if (permit) {
-					admission.enter(this.pool.blockSize(bytes), Duration.ofMillis(300)).acquire(bytes).fill((byte) 1);
+					GpuAdmission.Permit dropped = admission.enter(this.pool.blockSize(bytes), Duration.ofMillis(300));
 					outcomes.droppedPermits.increment();
+					dropped.acquire(bytes).fill((byte) 1);
 				}
 				else {
 					this.pool.acquire(bytes).fill((byte) 1);
