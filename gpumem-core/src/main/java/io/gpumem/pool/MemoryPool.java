@@ -62,8 +62,9 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 	 * their bytes copied to host memory ({@link SleepMode#OFFLOAD}) or dropped ({@link SleepMode#DISCARD}), once the
 	 * stream work of buffers closed after it, and then all the work the device was given, has completed. Until {@link #wake()}, an acquire or a use of a lent buffer
 	 * wakes the pool first, or fails with a {@link PoolAsleepException} where the pool is configured to refuse
-	 * ({@link SleepOnAcquire}). The copies and fills of lent buffers under way are waited for; a handle unwrapped
-	 * before, for a kernel, is not, though the kernel's work is: sleep a pool while it is idle.
+	 * ({@link SleepOnAcquire}). The copies and fills of lent buffers under way ({@code copyFrom}, {@code copyTo},
+	 * {@code fill}) are waited for, and then all the work the device was given; a handle unwrapped before the sleep,
+	 * for a kernel or a stream's copy enqueued after it, is not: sleep a pool while it is idle.
 	 * @throws IllegalStateException if the pool is closed, or lends buffers in fixed segments, whose addresses could
 	 * not be kept (what it cached is released all the same)
 	 */
@@ -72,6 +73,7 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 	/**
 	 * Maps the memory behind the lent buffers again at their addresses, copying back the bytes a sleep offloaded;
 	 * nothing where the pool is awake.
+	 * @throws IllegalStateException if the pool is closed
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the device refuses the memory: the pool sleeps on
 	 */
 	SleepStatus.Wake wake();

@@ -13,7 +13,7 @@ import io.gpumem.memory.ByteSizes;
  * meanwhile waits for the sleep to end and then wakes the pool, and the sleep waits for the copies and fills of lent
  * buffers under way (counted per stripe of threads, each use on its thread's stripe, as Dekker's flags: a use counts
  * itself, then reads whether the pool sleeps; a sleep says so, then reads the counts). A handle unwrapped before the
- * sleep, for a kernel, is not waited for: a service sleeps a pool while idle.
+ * sleep, for a kernel or a stream's copy, is not waited for: a service sleeps a pool while idle.
  */
 final class PoolSleep {
 
@@ -80,6 +80,7 @@ final class PoolSleep {
 		while (this.asleep) {
 			this.uses.decrementAndGet(count);
 			wakeFor(use);
+			count = countOf(ThreadState.current().stripe);
 			this.uses.incrementAndGet(count);
 		}
 	}
@@ -95,10 +96,15 @@ final class PoolSleep {
 
 	/** Waits until no copy or fill of a lent buffer is under way: those begun see the pool asleep and wait. */
 	private void awaitUses() {
+		boolean interrupted = Thread.interrupted();
 		for (int count = STRIDE; count < this.uses.length(); count += STRIDE) {
 			while (this.uses.get(count) > 0) {
 				LockSupport.parkNanos(10_000);
+				interrupted |= Thread.interrupted();
 			}
+		}
+		if (interrupted) {
+			Thread.currentThread().interrupt();
 		}
 	}
 
@@ -140,10 +146,10 @@ final class PoolSleep {
 			this.lastSleep = report;
 			this.sleeps++;
 			event.slept(report);
-			this.listeners.tell((listener) -> listener.slept(this.pool, report));
+			this.listeners.tellEach((listener) -> listener.slept(this.pool, report));
 			return report;
 		}
-		catch (RuntimeException ex) {
+		catch (RuntimeException | Error ex) {
 			this.asleep = wasAsleep || this.tiers.sleepingBytes() > 0;
 			throw ex;
 		}
@@ -173,7 +179,7 @@ final class PoolSleep {
 		this.lastWake = report;
 		this.wakes++;
 		event.woke(report);
-		this.listeners.tell((listener) -> listener.woke(this.pool, report));
+		this.listeners.tellEach((listener) -> listener.woke(this.pool, report));
 		return report;
 	}
 

@@ -90,6 +90,18 @@ final class Reservation implements MemorySource {
 		this.listeners.forEach(message);
 	}
 
+	/** Tells each of the pool's listeners {@code news} of what has happened; one that fails is logged, and hides nothing. */
+	void tellEach(java.util.function.Consumer<PoolListener> news) {
+		for (PoolListener listener : this.listeners) {
+			try {
+				news.accept(listener);
+			}
+			catch (RuntimeException ex) {
+				LOGGER.log(System.Logger.Level.WARNING, "A listener of pool '" + this.pool.name() + "' failed", ex);
+			}
+		}
+	}
+
 	/** The failure of a claim of {@code bytes} larger than the reach, refused as an acquire would be; null otherwise. */
 	GpuOutOfMemoryException refuseBeyondReach(long bytes) {
 		return this.chain.refuseBeyondReach(bytes);

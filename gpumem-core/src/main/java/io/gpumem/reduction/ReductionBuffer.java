@@ -27,10 +27,14 @@ public final class ReductionBuffer extends GpuBuffer {
 	/** The device pool's buffer behind this one; null once closed. */
 	private volatile PooledBuffer pooled;
 
+	/** The buffer lent, kept after a close, so that a use begun before it ends on the buffer it began on. */
+	private final PooledBuffer lent;
+
 	ReductionBuffer(ReductionBufferCache cache, ReductionKey key, PooledBuffer pooled, GpuStream stream) {
 		this.cache = cache;
 		this.key = key;
 		this.pooled = pooled;
+		this.lent = pooled;
 		this.stream = stream;
 	}
 
@@ -147,10 +151,7 @@ public final class ReductionBuffer extends GpuBuffer {
 
 	@Override
 	protected void endUse() {
-		PooledBuffer current = this.pooled;
-		if (current != null) {
-			endUseOf(current);
-		}
+		endUseOf(this.lent);
 	}
 
 	private PooledBuffer current() {

@@ -320,6 +320,33 @@ class SleepWakeTest {
 		assertThat(used(backend)).isZero();
 	}
 
+	/** A listener that fails is logged, and the sleep and the wake it heard of still succeed. */
+	@Test
+	void aFailingListenerFailsNoSleepOrWake() {
+		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.WAKE);
+		pool.addListener(new PoolListener() {
+
+			@Override
+			public void slept(MemoryPool slept, SleepStatus.Sleep sleep) {
+				throw new IllegalStateException("a listener that fails");
+			}
+
+			@Override
+			public void woke(MemoryPool woken, SleepStatus.Wake wake) {
+				throw new IllegalStateException("a listener that fails");
+			}
+
+		});
+		Lent lent = lend(pool, 4);
+		assertThat(pool.sleep(SleepMode.OFFLOAD).offloadedBytes()).isPositive();
+		assertThat(pool.sleepStatus().lastSleep()).isNotNull();
+		lent.assertIntact();
+		assertThat(pool.sleepStatus()).extracting(SleepStatus::state, SleepStatus::sleeps, SleepStatus::wakes)
+			.containsExactly(SleepStatus.State.AWAKE, 1L, 1L);
+		lent.closeAll();
+		pool.close();
+	}
+
 	/** A second sleep and a wake of an awake pool change nothing. */
 	@Test
 	void sleepingTwiceAndWakingAnAwakePoolChangeNothing() {

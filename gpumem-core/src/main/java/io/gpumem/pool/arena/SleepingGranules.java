@@ -73,19 +73,19 @@ final class SleepingGranules {
 			unmapping.run(allocator);
 		}
 		finally {
-			for (int i = 0; i < copies.length; i++) {
+			for (int i = 0; i < unmapping.done(); i++) {
 				Unmapping.Entry entry = entries.get(i);
-				if (i < unmapping.done()) {
-					this.asleep.add(new Asleep(entry.granules(), entry.index(), copies[i]));
-					this.offloadedBytes += (copies[i] != null) ? copies[i].bytes() : 0;
-				}
-				else if (copies[i] != null) {
-					copies[i].free(this.host);
-				}
+				this.asleep.add(new Asleep(entry.granules(), entry.index(), copies[i]));
+				this.offloadedBytes += (copies[i] != null) ? copies[i].bytes() : 0;
 			}
 			synchronized (arena) {
 				arena.hold(unmapping.settleNotDone());
 				arena.notifyAll();
+			}
+			for (int i = unmapping.done(); i < copies.length; i++) {
+				if (copies[i] != null) {
+					copies[i].free(this.host);
+				}
 			}
 		}
 		return unmapping.bytes() - unmapping.doneBytes();
@@ -134,7 +134,6 @@ final class SleepingGranules {
 				copyBack(granule, physical, allocator);
 				restored += granule.copy.bytes();
 				this.offloadedBytes -= granule.copy.bytes();
-				granule.copy.free(this.host);
 			}
 			this.asleep.remove(this.asleep.size() - 1);
 			synchronized (arena) {
@@ -142,6 +141,9 @@ final class SleepingGranules {
 				arena.notifyAll();
 			}
 			mapped += physical.size();
+			if (granule.copy != null) {
+				granule.copy.free(this.host);
+			}
 		}
 		return new long[] { mapped, restored };
 	}
