@@ -265,8 +265,9 @@ public final class GpumemAutoConfiguration {
 
 	/** Publishes the pools' sleeps and wakes; sleeps idle device pools ({@code gpumem.device-pool.sleep-after-idle}). */
 	@Bean(destroyMethod = "close")
-	PoolSleeps gpumemPoolSleeps(GpumemPools pools, ApplicationEventPublisher events, GpumemProperties properties) {
-		return new PoolSleeps(pools, events, properties.getDevicePool().getSleepAfterIdle());
+	PoolSleeps gpumemPoolSleeps(GpumemDevices devices, ApplicationEventPublisher events,
+			GpumemProperties properties) {
+		return new PoolSleeps(devices, events, properties.getDevicePool().getSleepAfterIdle());
 	}
 
 	private static DeviceParts primary(GpuBackend backend, GpumemProperties properties,

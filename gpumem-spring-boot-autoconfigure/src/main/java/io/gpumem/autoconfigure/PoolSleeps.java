@@ -1,7 +1,9 @@
 package io.gpumem.autoconfigure;
 
 import java.time.Duration;
-import java.util.HashMap;
+import java.util.ArrayList;
+import java.util.IdentityHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -10,6 +12,9 @@ import java.util.concurrent.TimeUnit;
 import org.springframework.boot.context.properties.source.InvalidConfigurationPropertyValueException;
 import org.springframework.context.ApplicationEventPublisher;
 
+import io.gpumem.device.GpuDevice;
+import io.gpumem.device.GpumemDevices;
+import io.gpumem.pool.MemoryCache;
 import io.gpumem.pool.MemoryPool;
 import io.gpumem.pool.PoolListener;
 import io.gpumem.pool.PoolStatistics;
@@ -27,43 +32,47 @@ final class PoolSleeps implements AutoCloseable {
 
 	private static final System.Logger LOGGER = System.getLogger(PoolSleeps.class.getName());
 
-	private final Map<String, MemoryPool> devicePools = new HashMap<>();
+	private final List<MemoryPool> devicePools = new ArrayList<>();
 
-	private final Map<String, long[]> lastActivity = new HashMap<>();
+	/** Per device pool, its activity count when it last changed, and when that was; read on the idle check's thread. */
+	private final Map<MemoryPool, long[]> lastActivity = new IdentityHashMap<>();
 
 	private final Duration sleepAfterIdle;
 
 	private final ScheduledExecutorService idleCheck;
 
 	/**
+	 * Publishes the sleeps and wakes of every pool of {@code devices} to {@code events}, and sleeps each device's
+	 * device pool idle for {@code sleepAfterIdle} (0 for never).
 	 * @throws InvalidConfigurationPropertyValueException if {@code sleepAfterIdle} is negative
 	 */
-	PoolSleeps(GpumemPools pools, ApplicationEventPublisher events, Duration sleepAfterIdle) {
+	PoolSleeps(GpumemDevices devices, ApplicationEventPublisher events, Duration sleepAfterIdle) {
 		if (sleepAfterIdle.isNegative()) {
 			throw new InvalidConfigurationPropertyValueException(SLEEP_AFTER_IDLE, sleepAfterIdle,
 					"must be zero (never) or more");
 		}
 		this.sleepAfterIdle = sleepAfterIdle;
-		pools.asMap().forEach((name, cache) -> {
-			if (cache instanceof MemoryPool pool) {
-				pool.addListener(new PoolListener() {
+		PoolListener publisher = new PoolListener() {
 
-					@Override
-					public void slept(MemoryPool slept, SleepStatus.Sleep sleep) {
-						events.publishEvent(new GpumemSleepEvent(slept, sleep, null));
-					}
+			@Override
+			public void slept(MemoryPool slept, SleepStatus.Sleep sleep) {
+				events.publishEvent(new GpumemSleepEvent(slept, sleep, null));
+			}
 
-					@Override
-					public void woke(MemoryPool woken, SleepStatus.Wake wake) {
-						events.publishEvent(new GpumemSleepEvent(woken, null, wake));
-					}
+			@Override
+			public void woke(MemoryPool woken, SleepStatus.Wake wake) {
+				events.publishEvent(new GpumemSleepEvent(woken, null, wake));
+			}
 
-				});
-				if (name.equals("device") || name.endsWith(".device")) {
-					this.devicePools.put(name, pool);
+		};
+		for (GpuDevice device : devices.all()) {
+			for (MemoryCache cache : device.pools()) {
+				if (cache instanceof MemoryPool pool) {
+					pool.addListener(publisher);
 				}
 			}
-		});
+			this.devicePools.add(device.devicePool());
+		}
 		if (sleepAfterIdle.isZero()) {
 			this.idleCheck = null;
 			return;
@@ -83,30 +92,33 @@ final class PoolSleeps implements AutoCloseable {
 	 */
 	void sleepIdlePools() {
 		long now = System.nanoTime();
-		this.devicePools.forEach((name, pool) -> {
-			if (pool.isClosed()) {
-				return;
+		for (MemoryPool pool : this.devicePools) {
+			if (!pool.isClosed()) {
+				sleepIfIdle(pool, now);
 			}
-			SleepStatus status = pool.sleepStatus();
-			PoolStatistics statistics = pool.statistics();
-			long activity = statistics.requests() + statistics.returns() + status.wakes();
-			long[] last = this.lastActivity.get(name);
-			if (last == null || last[0] != activity) {
-				this.lastActivity.put(name, new long[] { activity, now });
-				return;
+		}
+	}
+
+	private void sleepIfIdle(MemoryPool pool, long now) {
+		SleepStatus status = pool.sleepStatus();
+		PoolStatistics statistics = pool.statistics();
+		long activity = statistics.requests() + statistics.returns() + status.wakes();
+		long[] last = this.lastActivity.get(pool);
+		if (last == null || last[0] != activity) {
+			this.lastActivity.put(pool, new long[] { activity, now });
+			return;
+		}
+		if (status.state() == SleepStatus.State.AWAKE && now - last[1] >= this.sleepAfterIdle.toNanos()) {
+			this.lastActivity.put(pool, new long[] { activity, now });
+			try {
+				SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
+				LOGGER.log(System.Logger.Level.INFO, "Pool ''{0}'' idle for {1}: asleep, {2} bytes released",
+						pool.name(), this.sleepAfterIdle, sleep.releasedBytes());
 			}
-			if (status.state() == SleepStatus.State.AWAKE && now - last[1] >= this.sleepAfterIdle.toNanos()) {
-				this.lastActivity.put(name, new long[] { activity, now });
-				try {
-					SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
-					LOGGER.log(System.Logger.Level.INFO, "Pool ''{0}'' idle for {1}: asleep, {2} bytes released",
-							name, this.sleepAfterIdle, sleep.releasedBytes());
-				}
-				catch (RuntimeException ex) {
-					LOGGER.log(System.Logger.Level.WARNING, "Pool '" + name + "' could not sleep after idling", ex);
-				}
+			catch (RuntimeException ex) {
+				LOGGER.log(System.Logger.Level.WARNING, "Pool '" + pool.name() + "' could not sleep after idling", ex);
 			}
-		});
+		}
 	}
 
 	@Override
