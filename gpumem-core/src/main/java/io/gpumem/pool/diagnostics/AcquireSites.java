@@ -64,7 +64,7 @@ final class AcquireSites {
 	 * {@code ring}.
 	 */
 	Lend lent(Object block, long requestedBytes, long blockBytes, long acquiringNanos, int ring) {
-		long sequence = this.history.draw(ring);
+		long sequence = this.history.claim(ring);
 		double weight = weight(blockBytes);
 		Lend lend = new Lend(this, (weight > 0) ? block : null, requestedBytes, blockBytes, acquiringNanos,
 				this.history.bufferNumber(ring, sequence), ring, StreamOrder.current(), weight);

@@ -11,7 +11,8 @@ import io.gpumem.stream.GpuStream;
  * recording one allocates nothing and stores no reference to a new object into an old one (a reference is written
  * only where it differs from the slot's: a thread's name, a stream, a sampled lend). A slot's stamp tells which event
  * it holds and is claimed while the event is written, so that a reader skips a slot being written, as a sequence lock
- * is read, and a writer late by a whole lap (an acquire that waited) never replaces a newer event.
+ * is read. The claim is the one atomic write of an event: a writer takes the first sequence from a hint on whose slot
+ * no newer event was claimed, so that no count is drawn apart from the slot, and none waits for another.
  */
 final class EventRing {
 
@@ -62,25 +63,35 @@ final class EventRing {
 	}
 
 	/**
-	 * Writes the event of {@code sequence}, drawn from the ring's count, unless a newer one holds its slot; waits while
-	 * an older one is being written there, a lap late.
+	 * Claims the slot of the first sequence from {@code hint} on whose slot no event of that sequence or a later one
+	 * was claimed, for {@link #put}: a slot still being written by a writer a whole lap late is passed over, left
+	 * without an event for its sequence; -1 where a whole lap of them is, and the event is not kept.
 	 */
+	long claim(long hint) {
+		long sequence = hint;
+		for (int passed = 0;;) {
+			int slot = (int) sequence & this.mask;
+			long held = (long) STAMPS.getVolatile(this.stamps, slot);
+			long heldSequence = Math.abs(held) - 1;
+			if (heldSequence >= sequence) {
+				sequence = heldSequence + 1;
+			}
+			else if (held < 0) {
+				if (++passed > this.mask) {
+					return -1;
+				}
+				sequence++;
+			}
+			else if (STAMPS.compareAndSet(this.stamps, slot, held, -(sequence + 1))) {
+				return sequence;
+			}
+		}
+	}
+
+	/** Writes the event of {@code sequence}, whose slot was {@link #claim claimed}, and lets readers see it. */
 	void put(long sequence, MemoryEvent.Type type, long nanos, long bytes, long blockBytes, long buffer, long reserved,
 			GpuStream stream, AcquireSites.Lend lend) {
 		int slot = (int) sequence & this.mask;
-		long stamp = sequence + 1;
-		for (;;) {
-			long held = (long) STAMPS.getVolatile(this.stamps, slot);
-			if (Math.abs(held) >= stamp) {
-				return;
-			}
-			if (held < 0) {
-				Thread.onSpinWait();
-			}
-			else if (STAMPS.compareAndSet(this.stamps, slot, held, -stamp)) {
-				break;
-			}
-		}
 		this.types[slot] = (byte) type.ordinal();
 		this.nanos[slot] = nanos;
 		this.bytes[slot] = bytes;
@@ -97,19 +108,24 @@ final class EventRing {
 		if (this.lends[slot] != lend) {
 			this.lends[slot] = lend;
 		}
-		STAMPS.setRelease(this.stamps, slot, stamp);
+		STAMPS.setRelease(this.stamps, slot, sequence + 1);
 	}
 
 	/**
-	 * Adds to {@code into} the events of the last lap of a ring given {@code count} events, each as it was when read
-	 * whole, and answers the time from which the ring holds every event it was given: its oldest's where it lapped.
+	 * Adds to {@code into} the events of the ring's last lap, each as it was when read whole, and answers how many
+	 * events the ring was given (the sequence after the newest claimed: events claimed since are left out) and the time
+	 * from which it holds every one: its oldest's where it lapped.
 	 */
-	long read(int ring, long count, List<Held> into) {
+	Lap read(int ring, List<Held> into) {
+		long count = 0;
+		for (int slot = 0; slot < capacity(); slot++) {
+			count = Math.max(count, Math.abs((long) STAMPS.getAcquire(this.stamps, slot)));
+		}
 		long oldest = count - capacity();
 		long from = (oldest > 0) ? Long.MAX_VALUE : Long.MIN_VALUE;
 		for (int slot = 0; slot < capacity(); slot++) {
 			long stamp = (long) STAMPS.getAcquire(this.stamps, slot);
-			if (stamp <= 0 || stamp - 1 < oldest) {
+			if (stamp <= 0 || stamp - 1 < oldest || stamp > count) {
 				continue;
 			}
 			Held held = new Held(ring, stamp - 1, this.nanos[slot], TYPES[this.types[slot]], this.bytes[slot],
@@ -121,7 +137,11 @@ final class EventRing {
 				from = (oldest > 0) ? Math.min(from, held.nanos()) : from;
 			}
 		}
-		return from;
+		return new Lap(count, from);
+	}
+
+	/** What a read found of a ring: the events it was given, and the time from which it holds every one. */
+	record Lap(long count, long from) {
 	}
 
 	/** An event read from a ring, at its place there; its stream and acquiring frames are read only now. */

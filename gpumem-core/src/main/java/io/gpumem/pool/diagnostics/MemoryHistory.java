@@ -20,7 +20,7 @@ import io.gpumem.stream.GpuStream;
  * A pool's {@link PoolRecorder}: a bounded history of its last events ({@link MemoryEvent}) in constant memory, and
  * the one place its events are told, to the history and to the flight recorder ({@link PoolEvents}). Recorded
  * buffers' acquires and closes come from {@link AcquireSites}; nothing else on the hit path records. Each event goes
- * into the {@link EventRing} of the recording thread's stripe, with a count of its own, so that a recorded hit
+ * into the {@link EventRing} of the recording thread's stripe, claimed from a hint of its own, so that a recorded hit
  * writes nothing another stripe's threads write and allocates no event; a read merges the rings by time (as Linux's
  * perf merges its per-CPU buffers), from the newest event every ring still holds.
  */
@@ -31,7 +31,7 @@ final class MemoryHistory implements PoolRecorder {
 	private static final long START_NANOS = System.nanoTime();
 
 	/**
-	 * How far apart two rings' counts lie in {@link #counts}, and from its ends: 128 bytes, so that no count shares a
+	 * How far apart two rings' hints lie in {@link #hints}, and from its ends: 128 bytes, so that no hint shares a
 	 * cache line, or a pair of lines the processor fetches together, with another or with what lies beside the array.
 	 */
 	private static final int STRIDE = 16;
@@ -43,8 +43,11 @@ final class MemoryHistory implements PoolRecorder {
 	/** The rings, one per stripe, each made at its first event. */
 	private final AtomicReferenceArray<EventRing> rings;
 
-	/** Per ring, at {@code STRIDE} times its index plus one, the events it was given. */
-	private final AtomicLongArray counts;
+	/**
+	 * Per ring, at {@code STRIDE} times its index plus one, where its next event likely goes: the sequence after one
+	 * claimed lately, written without an atomic update ({@link EventRing#claim} finds the slot free from there).
+	 */
+	private final AtomicLongArray hints;
 
 	/** How many events the history holds, and each ring. */
 	private final int events;
@@ -67,7 +70,7 @@ final class MemoryHistory implements PoolRecorder {
 		this.recording = config.buffers();
 		this.events = config.events();
 		this.rings = new AtomicReferenceArray<>(Integer.highestOneBit(Math.max(1, stripes)));
-		this.counts = new AtomicLongArray((this.rings.length() + 2) * STRIDE);
+		this.hints = new AtomicLongArray((this.rings.length() + 2) * STRIDE);
 		this.stripe = stripe;
 		this.reservedBytes = reservedBytes;
 		this.sites = new AcquireSites(this, this.recording.framesEveryBytes(deviceBytes));
@@ -106,9 +109,17 @@ final class MemoryHistory implements PoolRecorder {
 		return stripe & (this.rings.length() - 1);
 	}
 
-	/** The place of the next event in ring {@code ring}, drawn for an entry {@link #put} there; -1 where none is kept. */
-	long draw(int ring) {
-		return (this.events > 0) ? this.counts.getAndIncrement((ring + 1) * STRIDE) : -1;
+	/** The place of the next event in ring {@code ring}, claimed for an entry {@link #put} there; -1 where none is kept. */
+	long claim(int ring) {
+		if (this.events == 0) {
+			return -1;
+		}
+		int hint = (ring + 1) * STRIDE;
+		long sequence = ringOf(ring).claim(this.hints.getPlain(hint));
+		if (sequence >= 0) {
+			this.hints.setRelease(hint, sequence + 1);
+		}
+		return sequence;
 	}
 
 	/**
@@ -138,7 +149,7 @@ final class MemoryHistory implements PoolRecorder {
 	public void closed(Lend lend, GpuStream after) {
 		AcquireSites.Lend closed = (AcquireSites.Lend) lend;
 		int ring = closed.ring;
-		put(ring, draw(ring), MemoryEvent.Type.CLOSE, System.nanoTime(), closed.requestedBytes, closed.blockBytes,
+		put(ring, claim(ring), MemoryEvent.Type.CLOSE, System.nanoTime(), closed.requestedBytes, closed.blockBytes,
 				closed.buffer, after, closed.sampled());
 	}
 
@@ -191,11 +202,11 @@ final class MemoryHistory implements PoolRecorder {
 		long from = Long.MIN_VALUE;
 		List<EventRing.Held> held = new ArrayList<>();
 		for (int ring = 0; ring < this.rings.length(); ring++) {
-			long count = this.counts.get((ring + 1) * STRIDE);
 			EventRing events = this.rings.get(ring);
-			recorded += count;
 			if (events != null) {
-				from = Math.max(from, events.read(ring, count, held));
+				EventRing.Lap lap = events.read(ring, held);
+				recorded += lap.count();
+				from = Math.max(from, lap.from());
 			}
 		}
 		long start = from;
@@ -214,11 +225,11 @@ final class MemoryHistory implements PoolRecorder {
 
 	private void record(MemoryEvent.Type type, long bytes) {
 		int ring = ring();
-		put(ring, draw(ring), type, System.nanoTime(), bytes, 0, 0, null, null);
+		put(ring, claim(ring), type, System.nanoTime(), bytes, 0, 0, null, null);
 	}
 
 	/**
-	 * Puts an event at {@code sequence} ({@link #draw}) in ring {@code ring}, with the bytes the pool holds now; the
+	 * Puts an event at {@code sequence} ({@link #claim}) in ring {@code ring}, with the bytes the pool holds now; the
 	 * acquiring frames of {@code lend}, where kept, go with it.
 	 */
 	void put(int ring, long sequence, MemoryEvent.Type type, long nanos, long bytes, long blockBytes, long buffer,
