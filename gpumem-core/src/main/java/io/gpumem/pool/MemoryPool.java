@@ -60,8 +60,8 @@ public interface MemoryPool extends MemoryCache, AutoCloseable {
 	/**
 	 * Gives the device back the memory the pool holds, cached and lent, while the lent buffers keep their addresses:
 	 * their bytes copied to host memory ({@link SleepMode#OFFLOAD}) or dropped ({@link SleepMode#DISCARD}), once the
-	 * stream work of buffers closed after it, and then all the work the device was given, has completed. Until {@link #wake()}, an acquire or a use of a lent buffer
-	 * wakes the pool first, or fails with a {@link PoolAsleepException} where the pool is configured to refuse
+	 * stream work of buffers closed after it has completed. Until {@link #wake()}, an acquire or a use of a lent
+	 * buffer wakes the pool first, or fails with a {@link PoolAsleepException} where the pool is configured to refuse
 	 * ({@link SleepOnAcquire}). The copies and fills of lent buffers under way ({@code copyFrom}, {@code copyTo},
 	 * {@code fill}) are waited for, and then all the work the device was given; a handle unwrapped before the sleep,
 	 * for a kernel or a stream's copy enqueued after it, is not: sleep a pool while it is idle.

@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
 
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.GpuRetryOutOfMemoryException;
@@ -86,12 +87,12 @@ final class Reservation implements MemorySource {
 	}
 
 	/** Tells each of the pool's listeners {@code message}. */
-	void tell(java.util.function.Consumer<PoolListener> message) {
+	void tell(Consumer<PoolListener> message) {
 		this.listeners.forEach(message);
 	}
 
 	/** Tells each of the pool's listeners {@code news} of what has happened; one that fails is logged, and hides nothing. */
-	void tellEach(java.util.function.Consumer<PoolListener> news) {
+	void tellEach(Consumer<PoolListener> news) {
 		for (PoolListener listener : this.listeners) {
 			try {
 				news.accept(listener);
@@ -261,20 +262,9 @@ final class Reservation implements MemorySource {
 				? new GpuRetryOutOfMemoryException(diagnostic, refusal.heldWhenToldToGiveWay())
 				: new GpuOutOfMemoryException(diagnostic, refusal.last());
 		this.recorder.outOfMemory(refusal.bytes(), failure.getMessage());
-		for (PoolListener listener : this.listeners) {
-			tell(listener, diagnostic);
-		}
+		OutOfMemoryDiagnostic report = diagnostic;
+		tellEach((listener) -> listener.allocationFailed(this.pool, report));
 		return failure;
-	}
-
-	/** Tells {@code listener} of a failure; one that fails itself is logged, and hides nothing. */
-	private void tell(PoolListener listener, OutOfMemoryDiagnostic report) {
-		try {
-			listener.allocationFailed(this.pool, report);
-		}
-		catch (RuntimeException ex) {
-			LOGGER.log(System.Logger.Level.WARNING, "A listener of pool '" + this.pool.name() + "' failed", ex);
-		}
 	}
 
 	/**

@@ -94,28 +94,30 @@ final class SleepingGranules {
 	/** A copy of a granule's bytes in host memory: pinned where the backend has it and gives it, else an array. */
 	private Offloaded offload(Allocation granule) {
 		long bytes = granule.size();
-		if (this.host != null) {
-			Allocation pinned;
+		Allocation pinned = pinned(bytes);
+		if (pinned != null) {
 			try {
-				pinned = this.host.allocate(bytes);
+				granule.copyTo(0, pinned, 0, bytes);
 			}
-			catch (GpuOutOfMemoryException ex) {
-				pinned = null;
+			catch (RuntimeException ex) {
+				this.host.free(pinned);
+				throw ex;
 			}
-			if (pinned != null) {
-				try {
-					granule.copyTo(0, pinned, 0, bytes);
-				}
-				catch (RuntimeException ex) {
-					this.host.free(pinned);
-					throw ex;
-				}
-				return new Offloaded(pinned, null);
-			}
+			return new Offloaded(pinned, null);
 		}
 		byte[] array = new byte[Math.toIntExact(bytes)];
 		granule.copyToHost(0, array, 0, array.length, ElementType.BYTE);
 		return new Offloaded(null, array);
+	}
+
+	/** {@code bytes} of the backend's pinned memory; null where it has none or refuses. */
+	private Allocation pinned(long bytes) {
+		try {
+			return (this.host != null) ? this.host.allocate(bytes) : null;
+		}
+		catch (GpuOutOfMemoryException ex) {
+			return null;
+		}
 	}
 
 	/**
