@@ -31,17 +31,31 @@ abstract class Lender implements AutoCloseable {
 	 */
 	static final List<String> DIAGNOSTIC = List.of("gpumem-unrecorded", Spin.PREFIX + "<nanoseconds>");
 
+	/** The system property that sets the mapping step of {@link #workload()}. */
+	static final String MAPPING_STEP = "gpumem.mapping-step";
+
 	private final String name;
 
 	Lender(String name) {
 		this.name = name;
 	}
 
+	/**
+	 * The default configuration of gpumem's pool over expandable segments, but for the mapping step where the system
+	 * property {@value #MAPPING_STEP} names one in bytes (given to forked runs through {@code JAVA_TOOL_OPTIONS}), to
+	 * measure another.
+	 */
+	static PoolConfig.Builder workload() {
+		PoolConfig.Builder builder = PoolConfig.builder("workload");
+		Long step = Long.getLong(MAPPING_STEP);
+		return (step != null) ? builder.mappingStep(step) : builder;
+	}
+
 	static Lender create(String name, GpuBackend backend) {
 		MemoryAllocator arena = backend.virtualMemory().allocatorOr(backend.allocator(MemoryKind.DEVICE));
 		return switch (name) {
-			case "gpumem" -> new Pool(name, arena, PoolConfig.builder("workload").build());
-			case "gpumem-unrecorded" -> new Pool(name, arena, PoolConfig.builder("workload")
+			case "gpumem" -> new Pool(name, arena, workload().build());
+			case "gpumem-unrecorded" -> new Pool(name, arena, workload()
 				.history(new HistoryConfig(BufferRecording.OFF, HistoryConfig.DEFAULT_EVENTS))
 				.build());
 			case "gpumem-fixed" -> new Pool(name, backend.allocator(MemoryKind.DEVICE),

@@ -53,6 +53,8 @@ public final class PoolConfig {
 
 	private final long segmentBytes;
 
+	private final long mappingStepBytes;
+
 	private final LongSupplier ticker;
 
 	private PoolConfig(Builder builder) {
@@ -70,6 +72,7 @@ public final class PoolConfig {
 		this.history = builder.history;
 		this.stripes = builder.stripes;
 		this.segmentBytes = builder.segmentBytes;
+		this.mappingStepBytes = builder.mappingStepBytes;
 		this.ticker = builder.ticker;
 		this.warm.forEach((size, count) -> this.sizeClasses.requireClass("warm", size, count, this.name));
 		this.maxCachedBuffers
@@ -78,6 +81,9 @@ public final class PoolConfig {
 
 	/** The default {@link #segmentBytes()}: 2 MiB. */
 	public static final long DEFAULT_SEGMENT_BYTES = 2L << 20;
+
+	/** The default {@link #mappingStepBytes()}: 4 MiB. */
+	public static final long DEFAULT_MAPPING_STEP_BYTES = 4L << 20;
 
 	/** A builder with the {@link PoolPreset#DEFAULT} settings. */
 	public static Builder builder(String name) {
@@ -156,6 +162,16 @@ public final class PoolConfig {
 		return this.segmentBytes;
 	}
 
+	/**
+	 * Over expandable segments, the step in which the ranges of the blocks the free lists do not keep map memory,
+	 * rounded down to the device's granules (one at least): a request that maps a granule maps the rest of its step
+	 * with the same call, for the requests after it, or only its own granules where the device refuses the step. A
+	 * trim gives a step back only whole.
+	 */
+	public long mappingStepBytes() {
+		return this.mappingStepBytes;
+	}
+
 	/** The nanosecond clock that idle trimming measures how long a cached buffer went unused by. */
 	public LongSupplier ticker() {
 		return this.ticker;
@@ -191,6 +207,8 @@ public final class PoolConfig {
 		private int stripes = defaultStripes();
 
 		private long segmentBytes = DEFAULT_SEGMENT_BYTES;
+
+		private long mappingStepBytes = DEFAULT_MAPPING_STEP_BYTES;
 
 		private LongSupplier ticker = System::nanoTime;
 
@@ -319,6 +337,18 @@ public final class PoolConfig {
 						"must be a positive multiple of " + Arena.ALIGNMENT + " B");
 			}
 			this.segmentBytes = bytes;
+			return this;
+		}
+
+		/**
+		 * The step in which expandable segments map memory for the blocks the free lists do not keep, as
+		 * {@link PoolConfig#mappingStepBytes()} says; 4 MiB by default. A step of one granule maps each on its own.
+		 */
+		public Builder mappingStep(long bytes) {
+			if (bytes <= 0) {
+				throw new InvalidSettingException("mapping-step", bytes, "must be positive");
+			}
+			this.mappingStepBytes = bytes;
 			return this;
 		}
 

@@ -109,7 +109,7 @@ public record PoolStatistics(String name, MemoryKind kind, long requests, long h
 	/**
 	 * The arena's segments: allocations made in large steps and cut into the size classes' blocks, which
 	 * go back to the allocator only whole; or, for expandable segments, each run of granules mapped into their
-	 * ranges, which go back a granule at a time.
+	 * ranges, which go back a run mapped with one call at a time.
 	 *
 	 * @param segments segments held
 	 * @param segmentBytes their bytes

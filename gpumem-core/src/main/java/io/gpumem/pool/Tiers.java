@@ -62,8 +62,8 @@ final class Tiers {
 		this.ladder = config.sizeClasses();
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
-		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(), counters,
-				this.policy::front);
+		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
+				config.mappingStepBytes(), counters, this.policy::front);
 		this.large = new LargeBlocks(allocator, counters);
 		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this.arena, this.large);
 	}
@@ -137,7 +137,7 @@ final class Tiers {
 	 */
 	Block allocate(int classIndex, long size) {
 		Block block = (classIndex != Block.ABOVE_TOP_CLASS || aboveTop() == this.arena)
-				? this.arena.allocate(classIndex, size) : this.large.allocate(size);
+				? this.arena.allocate(classIndex, size, tick()) : this.large.allocate(size);
 		this.counters.notePeak(reservedBytes());
 		return block;
 	}

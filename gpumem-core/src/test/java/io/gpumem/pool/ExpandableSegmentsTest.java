@@ -13,12 +13,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
+import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
+import io.gpumem.memory.Allocation;
 import io.gpumem.memory.GpuOutOfMemoryException;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.arena.Arena;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -31,6 +35,9 @@ class ExpandableSegmentsTest {
 
 	private static final long GRANULE = 2L << 20;
 
+	/** The step the ranges of blocks the free lists do not keep map in. */
+	private static final long STEP = Arena.mappingStep(PoolConfig.DEFAULT_MAPPING_STEP_BYTES, GRANULE);
+
 	/** The host backend's emulation and the CUDA backend on the fake driver, each a device of the given capacity. */
 	static Stream<Named<LongFunction<GpuBackend>>> backends() {
 		return Stream.of(Named.of("host", HostBackend::new),
@@ -38,13 +45,14 @@ class ExpandableSegmentsTest {
 	}
 
 	/**
-	 * Keeps every third buffer of 400 mixed requests of 1 KiB to 8 MiB and trims: every granule still mapped holds
-	 * part of a live block, the device holds just those granules, and a request as large as the bytes freed fits
-	 * on a device only a quarter larger than the sequence's peak.
+	 * Keeps every third buffer of 400 mixed requests of 1 KiB to 8 MiB and trims: every stretch still mapped holds
+	 * part of a live block, the device holds just those stretches, and a request of all the device's free memory but
+	 * a granule fits, on a device only a quarter larger than the sequence's peak: no segment boundary fragments what
+	 * a trim gave back.
 	 */
 	@ParameterizedTest
 	@MethodSource("backends")
-	void aTrimAfterAFragmentingSequenceKeepsOnlyTheGranulesOfLiveBlocks(LongFunction<GpuBackend> backends) {
+	void aTrimAfterAFragmentingSequenceKeepsOnlyTheRunsOfLiveBlocks(LongFunction<GpuBackend> backends) {
 		long peak = fragment(backends.apply(1L << 30), false).peak;
 		GpuBackend backend = backends.apply(peak + peak / 4);
 		Fragmented fragmented = fragment(backend, true);
@@ -52,26 +60,18 @@ class ExpandableSegmentsTest {
 
 		assertThat(pool.reservedBytes()).isEqualTo(used(backend)).isLessThan(fragmented.peak);
 		PoolSnapshot snapshot = pool.snapshot().orElseThrow();
-		assertThat(snapshot.segments()).allSatisfy((segment) -> {
-			assertThat(segment.bytes() % GRANULE).isZero();
-			for (long granule = 0; granule < segment.bytes(); granule += GRANULE) {
-				long start = granule;
-				assertThat(segment.blocks()).as("a block lent in the granule at %d", start)
-					.anySatisfy((block) -> {
-						assertThat(block.state()).isEqualTo(PoolSnapshot.State.LENT);
-						assertThat(block.offset()).isLessThan(start + GRANULE);
-						assertThat(block.offset() + block.bytes()).isGreaterThan(start);
-					});
-			}
+		assertThat(snapshot.segments()).allSatisfy((stretch) -> {
+			assertThat(stretch.bytes() % GRANULE).isZero();
+			assertThat(stretch.blocks()).as("a block lent in the stretch")
+				.anySatisfy((block) -> assertThat(block.state()).isEqualTo(PoolSnapshot.State.LENT));
 		});
 		assertThat(snapshot.segments().stream().mapToLong(PoolSnapshot.SegmentView::bytes).sum())
 			.isEqualTo(pool.reservedBytes());
 
-		long liveGranules = pool.reservedBytes();
-		try (PooledBuffer large = pool.acquire(fragmented.freedBytes)) {
+		long free = backend.allocator(MemoryKind.DEVICE).memoryInfo().freeBytes();
+		try (PooledBuffer large = pool.acquire(free - GRANULE)) {
 			large.fill((byte) 7);
-			assertThat(used(backend)).as("the live granules and the request's own, rounded up")
-				.isLessThanOrEqualTo(liveGranules + (fragmented.freedBytes + 2 * GRANULE - 1) / GRANULE * GRANULE);
+			assertThat(used(backend)).isLessThanOrEqualTo(backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes());
 		}
 		fragmented.live.forEach(PooledBuffer::close);
 		pool.trim(0);
@@ -88,7 +88,7 @@ class ExpandableSegmentsTest {
 		StratifiedMemoryPool pool = pool(backend);
 		try (PooledBuffer held = pool.acquire(40L << 20)) {
 			long reserved = pool.reservedBytes();
-			assertThat(reserved).isEqualTo(40L << 20).isEqualTo(used(backend));
+			assertThat(reserved).isEqualTo(mappedTo(40L << 20, 64L << 20)).isEqualTo(used(backend));
 			assertThatThrownBy(() -> pool.acquire(30L << 20)).isInstanceOf(GpuOutOfMemoryException.class)
 				.hasMessageContaining("tried to allocate 30.00 MiB")
 				.hasMessageContaining("Its expandable segments reserve 64.00 MiB of addresses");
@@ -97,10 +97,63 @@ class ExpandableSegmentsTest {
 			assertThat(segments.addressBytes()).as("one range as large as the device").isEqualTo(64L << 20);
 			assertThat(pool.reservedBytes()).isEqualTo(used(backend)).isEqualTo(reserved);
 			try (PooledBuffer fits = pool.acquire(20L << 20)) {
-				assertThat(used(backend)).isEqualTo(60L << 20);
+				assertThat(used(backend)).as("the rest of its last step too").isEqualTo(mappedTo(60L << 20, 64L << 20));
 			}
 		}
 		pool.close();
+		assertThat(used(backend)).isZero();
+		backend.close();
+	}
+
+	/**
+	 * A request that maps a granule maps the rest of its step with the same call: the requests after it in the step
+	 * map nothing, and the step goes back whole once all are closed (PyTorch's large pool maps 20 MiB pages).
+	 */
+	@ParameterizedTest
+	@MethodSource("backends")
+	void aRequestMapsTheRestOfItsStepWithOneCallForTheRequestsAfterIt(LongFunction<GpuBackend> backends) {
+		GpuBackend backend = backends.apply(256L << 20);
+		StatisticsAllocator physical = new StatisticsAllocator(backend.virtualMemory().allocator());
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(physical, PoolConfig.builder("steps").build());
+		List<PooledBuffer> buffers = new ArrayList<>();
+		long lent = 0;
+		while (lent + (600L << 10) <= STEP) {
+			buffers.add(pool.acquire(600L << 10));
+			lent += 600L << 10;
+		}
+		assertThat(physical.statistics().totalCount()).as("one call for the step").isOne();
+		assertThat(pool.reservedBytes()).isEqualTo(STEP).isEqualTo(used(backend));
+		buffers.remove(0).close();
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).as("a step goes back only whole").isEqualTo(STEP);
+		buffers.forEach(PooledBuffer::close);
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).isZero();
+		assertThat(used(backend)).isZero();
+		pool.close();
+		backend.close();
+	}
+
+	/**
+	 * On a device whose free memory holds a granule but not a step (another process holds the rest), a request
+	 * maps its own granule: a step is never the reason a request fails.
+	 */
+	@ParameterizedTest
+	@MethodSource("backends")
+	void aStepTheDeviceRefusesMapsTheRequestsOwnGranulesOnly(LongFunction<GpuBackend> backends) {
+		GpuBackend backend = backends.apply(64L << 20);
+		MemoryAllocator device = backend.allocator(MemoryKind.DEVICE);
+		Allocation neighbour = device.allocate((64L << 20) - GRANULE);
+		StatisticsAllocator physical = new StatisticsAllocator(backend.virtualMemory().allocator());
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(physical, PoolConfig.builder("refused").build());
+		try (PooledBuffer buffer = pool.acquire(GRANULE / 2 + (100L << 10))) {
+			buffer.fill((byte) 1);
+			assertThat(pool.reservedBytes()).isEqualTo(GRANULE);
+			assertThat(physical.statistics().currentBytes()).isEqualTo(GRANULE);
+			assertThat(pool.statistics().allocationFailures()).isZero();
+		}
+		pool.close();
+		device.free(neighbour);
 		assertThat(used(backend)).isZero();
 		backend.close();
 	}
@@ -133,7 +186,8 @@ class ExpandableSegmentsTest {
 	/**
 	 * A block of a class the free lists keep once closed is cut in a range apart from any other block's, however
 	 * small that is: the one never pins a granule the other's free span could give back. With a ladder of a quarter
-	 * and twice the front's limit, a block of five eighths of it is no front class's, though below the limit.
+	 * and twice the front's limit, a block of five eighths of it is no front class's, though below the limit. The one
+	 * maps a granule, the other its step.
 	 */
 	@Test
 	void aBlockTheFreeListsKeepSharesNoGranuleWithAnyOther() {
@@ -148,10 +202,9 @@ class ExpandableSegmentsTest {
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.virtualMemory().allocator(), config.build());
 		try (PooledBuffer kept = pool.acquire(keptBytes); PooledBuffer other = pool.acquire(otherBytes)) {
 			assertThat(pool.snapshot().orElseThrow().segments()).hasSize(2).allSatisfy((segment) -> {
-				assertThat(segment.bytes()).isEqualTo(GRANULE);
 				assertThat(segment.blocks()).filteredOn((block) -> block.state() == PoolSnapshot.State.LENT)
 					.hasSize(1);
-			});
+			}).extracting(PoolSnapshot.SegmentView::bytes).containsExactlyInAnyOrder(GRANULE, STEP);
 		}
 		pool.close();
 		backend.close();
@@ -159,7 +212,7 @@ class ExpandableSegmentsTest {
 
 	/**
 	 * A block freed long ago whose free span its neighbour, freed since, has joined: an idle trim still unmaps its
-	 * granules, and keeps the neighbour's.
+	 * runs, and keeps the neighbour's, whose step was mapped with it.
 	 */
 	@Test
 	void anIdleTrimUnmapsTheGranulesFreedLongAgoThoughTheirSpanWasJoinedSince() {
@@ -167,7 +220,7 @@ class ExpandableSegmentsTest {
 		GpuBackend backend = new HostBackend(256L << 20);
 		StratifiedMemoryPool pool = new StratifiedMemoryPool(backend.virtualMemory().allocator(),
 				PoolConfig.builder("idle").idleTrimAfter(Duration.ofHours(1)).ticker(now::get).build());
-		PooledBuffer old = pool.acquire(8 * GRANULE);
+		PooledBuffer old = pool.acquire(2 * STEP);
 		PooledBuffer recent = pool.acquire(GRANULE);
 		old.close();
 		now.addAndGet(Duration.ofMinutes(40).toNanos());
@@ -176,8 +229,8 @@ class ExpandableSegmentsTest {
 		recent.close();
 		now.addAndGet(Duration.ofMinutes(40).toNanos());
 		pool.trimIdle();
-		assertThat(pool.reservedBytes()).as("the recent block's granule and the small block's")
-			.isEqualTo(2 * GRANULE);
+		assertThat(pool.reservedBytes()).as("the recent block's step and the small block's granule")
+			.isEqualTo(STEP + GRANULE);
 		pool.close();
 		backend.close();
 	}
@@ -213,6 +266,11 @@ class ExpandableSegmentsTest {
 			backend.close();
 		}
 		return new Fragmented(pool, live, peak, freed);
+	}
+
+	/** The bytes mapped from the start of a range of {@code rangeBytes} up to {@code end}: whole steps, as it holds. */
+	private static long mappedTo(long end, long rangeBytes) {
+		return Math.min(rangeBytes, (end + STEP - 1) / STEP * STEP);
 	}
 
 	private static long used(GpuBackend backend) {

@@ -21,6 +21,7 @@ import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryKind;
+import io.gpumem.pool.arena.Arena;
 import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHysteresis;
 import io.gpumem.pressure.PressureLevel;
@@ -127,12 +128,13 @@ class SleepWakeTest {
 	 */
 	@Test
 	void anOffloadBeyondThePinnedMemoryGoesToTheHeap() {
-		GpuBackend backend = new HostBackend(0, 256L << 20, 3 * GRANULE);
+		long pinned = Arena.mappingStep(PoolConfig.DEFAULT_MAPPING_STEP_BYTES, GRANULE) + GRANULE;
+		GpuBackend backend = new HostBackend(0, 256L << 20, pinned);
 		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
 		Lent lent = lend(pool, 20);
 		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
-		assertThat(sleep.offloadedBytes()).isGreaterThan(3 * GRANULE);
-		assertThat(used(backend, MemoryKind.PINNED)).isEqualTo(3 * GRANULE);
+		assertThat(sleep.offloadedBytes()).isGreaterThan(pinned);
+		assertThat(used(backend, MemoryKind.PINNED)).as("a step and a granule").isEqualTo(pinned);
 		assertThat(pool.wake().restoredBytes()).isEqualTo(sleep.offloadedBytes());
 		assertThat(used(backend, MemoryKind.PINNED)).isZero();
 		lent.assertIntact();

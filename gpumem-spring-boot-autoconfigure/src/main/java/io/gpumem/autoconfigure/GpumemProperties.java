@@ -237,6 +237,14 @@ public class GpumemProperties {
 		 */
 		private DataSize segmentSize = DataSize.ofMegabytes(2);
 
+		/**
+		 * The step in which expandable segments map memory for blocks above 64 KiB, rounded down to the device's
+		 * granules (one at least): a request that maps a granule maps the rest of its step with the same driver
+		 * calls, or only its own granules where the device refuses the step; a trim gives a step back only whole.
+		 * 2MB maps each granule on its own; PyTorch's large pool maps 20MB pages.
+		 */
+		private DataSize mappingStep = DataSize.ofMegabytes(4);
+
 		private final Sleep sleep = new Sleep();
 
 		public List<DataSize> getSizeClasses() {
@@ -293,6 +301,14 @@ public class GpumemProperties {
 
 		public void setSegmentSize(DataSize segmentSize) {
 			this.segmentSize = segmentSize;
+		}
+
+		public DataSize getMappingStep() {
+			return this.mappingStep;
+		}
+
+		public void setMappingStep(DataSize mappingStep) {
+			this.mappingStep = mappingStep;
 		}
 
 		public Sleep getSleep() {

@@ -35,7 +35,8 @@ final class PoolConfigs {
 						.oomRetries(properties.getPressure().getOomRetries())
 						.idleTrimAfter(pool.getIdleTrimAfter())
 						.sleepOnAcquire(pool.getSleep().getOnAcquire())
-						.segmentSize(pool.getSegmentSize().toBytes());
+						.segmentSize(pool.getSegmentSize().toBytes())
+						.mappingStep(pool.getMappingStep().toBytes());
 					if (pool.getMaxWait() != null) {
 						builder.maxWait(pool.getMaxWait());
 					}

@@ -35,10 +35,21 @@ class ExpandableSegmentsAutoConfigurationTest {
 			StratifiedMemoryPool pool = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
 			assertThat(pool.allocator().addressSpace()).isNotNull();
 			try (PooledBuffer buffer = pool.acquire(3L << 20)) {
-				assertThat(pool.reservedBytes()).as("two granules mapped").isEqualTo(4L << 20);
+				assertThat(pool.reservedBytes()).as("its step mapped").isEqualTo(4L << 20);
 			}
 			pool.trim(0);
 			assertThat(pool.reservedBytes()).isZero();
+		});
+	}
+
+	@Test
+	void theMappingStepSetsWhatARequestMapsAhead() {
+		this.runner.withPropertyValues("gpumem.device-pool.mapping-step=8MB").run((context) -> {
+			StratifiedMemoryPool pool = context.getBean("gpumemDevicePool", StratifiedMemoryPool.class);
+			assertThat(pool.config().mappingStepBytes()).isEqualTo(8L << 20);
+			try (PooledBuffer buffer = pool.acquire(3L << 20)) {
+				assertThat(pool.reservedBytes()).as("the rest of its step mapped too").isEqualTo(8L << 20);
+			}
 		});
 	}
 

@@ -440,6 +440,7 @@ class GpumemAutoConfigurationTest {
 			gpumem.device-pool.max-wait=-1s                 | gpumem.device-pool.max-wait                  | must be zero or more
 			gpumem.pinned-pool.idle-trim-after=-1s          | gpumem.pinned-pool.idle-trim-after           | must not be negative
 			gpumem.device-pool.segment-size=1000B           | gpumem.device-pool.segment-size              | must be a positive multiple of 256 B
+			gpumem.device-pool.mapping-step=0B              | gpumem.device-pool.mapping-step              | must be positive
 			gpumem.device-pool.max-cached-buffers[4KB]=-1   | gpumem.device-pool.max-cached-buffers[4KB]   | must not be negative
 			gpumem.device-pool.warm[1KB]=-3                 | gpumem.device-pool.warm[1KB]                 | must not be negative
 			gpumem.device-pool.warm[1024]=-3                | gpumem.device-pool.warm[1024]                | must not be negative

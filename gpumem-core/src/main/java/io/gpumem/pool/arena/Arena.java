@@ -13,14 +13,14 @@ import io.gpumem.memory.MemoryAllocator;
 /**
  * The tier behind a pool's size classes: segments cut into spans ({@link FreeSpans}), so that memory freed by one
  * size serves any other (PyTorch's caching allocator, RMM's coalescing pool). Over an allocator with an
- * {@link AddressSpace}, a segment is a reserved range whose granules are mapped as its spans are lent: it grows at
- * its end with no segment boundary to fragment on, and a trim gives back every free granule, wherever it lies
- * (PyTorch's expandable segments); over any other, an allocation, given back only whole. One lock guards the spans,
- * for every thread, as PyTorch's allocator has one per device: on a GPU, where each request waits for copies and
- * kernels, one lock holds less and waits less than a lock per group of threads, each holding memory of its own. The
- * driver's calls are made outside it ({@link GranuleMapping}): granules are mapped and segments made by one thread
- * at a time, while those that find no mapped fit meanwhile look again before they grow too, so that frees and takes
- * of mapped spans never wait behind the driver.
+ * {@link AddressSpace}, a segment is a reserved range whose granules are mapped as its spans are lent, in runs of a
+ * step ({@link Granules}): it grows at its end with no segment boundary to fragment on, and a trim gives back every
+ * free run, wherever it lies (PyTorch's expandable segments); over any other, an allocation, given back only whole.
+ * One lock guards the spans, for every thread, as PyTorch's allocator has one per device: on a GPU, where each
+ * request waits for copies and kernels, one lock holds less and waits less than a lock per group of threads, each
+ * holding memory of its own. The driver's calls are made outside it ({@link GranuleMapping}): granules are mapped and
+ * segments made by one thread at a time, while those that find no mapped fit meanwhile look again before they grow
+ * too, so that frees and takes of mapped spans never wait behind the driver.
  */
 public final class Arena extends Padding implements Tier {
 
@@ -54,12 +54,19 @@ public final class Arena extends Padding implements Tier {
 	/** Bytes of the segments, mapped or not: those not mapped lie in free spans. */
 	private volatile long addressBytes;
 
+	/** The step ranges of {@code granularity}-byte granules map in for {@code step}: whole granules, one at least. */
+	public static long mappingStep(long step, long granularity) {
+		return Math.max(1, step / granularity) * granularity;
+	}
+
 	/**
 	 * An arena of the segments {@link SegmentSource} makes, in steps of {@code segmentStep} bytes where they are
-	 * allocations, a class's blocks apart where the free lists {@code keeps} them.
+	 * allocations, or ranges mapped a granule at a time where the free lists {@code keeps} a class's blocks and in
+	 * steps of {@code mappingStep} ({@link #mappingStep}) for the others, in ranges apart.
 	 */
-	public Arena(MemoryAllocator allocator, long segmentStep, ArenaCounters counters, IntPredicate keeps) {
-		this.source = new SegmentSource(allocator, segmentStep, keeps);
+	public Arena(MemoryAllocator allocator, long segmentStep, long mappingStep, ArenaCounters counters,
+			IntPredicate keeps) {
+		this.source = new SegmentSource(allocator, segmentStep, mappingStep, keeps);
 		this.sleeping = new SleepingGranules((this.source.space != null) ? this.source.space.offloadMemory() : null);
 		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator) : null;
 		this.counters = counters;
@@ -84,25 +91,27 @@ public final class Arena extends Padding implements Tier {
 	/** A block of at least {@code size} bytes for the class, cut from a free span held already; null when none fits. */
 	@Override
 	public Block take(int classIndex, long size, int home) {
-		return takeBlock(classIndex, spanSize(size), true, true);
+		return takeBlock(classIndex, spanSize(size), true, true, 0);
 	}
 
 	/**
 	 * A block of at least {@code size} bytes for the class: cut from a free span, with its granules mapped where
-	 * they are not, else from a new segment. One thread at a time maps or grows, while the others wait and then look
-	 * again for what was freed meanwhile; frees and takes of mapped spans go on.
+	 * they are not, else from a new segment; granules mapped ahead of it count free since {@code stamp}. One thread at
+	 * a time maps or grows, while the others wait and then look again for what was freed meanwhile; frees and takes of
+	 * mapped spans go on.
 	 * @throws GpuOutOfMemoryException if the allocator refuses the memory, even a segment of the span's size
 	 */
-	public Block allocate(int classIndex, long size) {
+	public Block allocate(int classIndex, long size, long stamp) {
 		long spanSize = spanSize(size);
-		Block block = takeBlock(classIndex, spanSize, true, false);
+		Block block = takeBlock(classIndex, spanSize, true, false, stamp);
 		if (block != null) {
 			return block;
 		}
 		synchronized (this.growing) {
-			block = takeBlock(classIndex, spanSize, true, false);
-			block = (block != null || !expandable()) ? block : takeBlock(classIndex, spanSize, false, false);
-			return (block != null) ? block : cutFromNew(this.source.make(spanSize, classIndex), classIndex, spanSize);
+			block = takeBlock(classIndex, spanSize, true, false, stamp);
+			block = (block != null || !expandable()) ? block : takeBlock(classIndex, spanSize, false, false, stamp);
+			return (block != null) ? block
+					: cutFromNew(this.source.make(spanSize, this.source.spans(classIndex)), classIndex, spanSize, stamp);
 		}
 	}
 
@@ -116,7 +125,7 @@ public final class Arena extends Padding implements Tier {
 			List<Block> blocks = new ArrayList<>();
 			try {
 				for (int i = 0; i < count; i++) {
-					blocks.add(allocate(Block.ABOVE_TOP_CLASS, size));
+					blocks.add(allocate(Block.ABOVE_TOP_CLASS, size, stamp));
 				}
 			}
 			finally {
@@ -127,7 +136,8 @@ public final class Arena extends Padding implements Tier {
 		long spanSize = spanSize(size);
 		long perSegment = this.source.segmentSize(spanSize) / spanSize;
 		for (long left = count; left > 0; left -= perSegment) {
-			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize, Block.ABOVE_TOP_CLASS);
+			Span.Segment segment = this.source.make(Math.min(left, perSegment) * spanSize,
+					this.source.spans(Block.ABOVE_TOP_CLASS));
 			synchronized (this) {
 				addSegment(segment);
 			}
@@ -149,7 +159,8 @@ public final class Arena extends Padding implements Tier {
 
 	/**
 	 * Gives memory free since {@code cutoff} back until it covers {@code bytes}: whole free segments, the longest held
-	 * first, or the granules lying wholly in free spans, in address order, then each range with nothing mapped.
+	 * first, or the runs of granules lying wholly in free spans, in address order, then each range with nothing
+	 * mapped.
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
@@ -172,10 +183,10 @@ public final class Arena extends Padding implements Tier {
 
 	/**
 	 * Gives the device back what is free and, over expandable segments, once the work the device was given has
-	 * completed, every mapped granule of lent spans, whose addresses stay theirs, each granule's bytes copied to host
-	 * memory first where {@code offload} (the space's {@link AddressSpace#offloadMemory()}), else dropped, for
-	 * {@link #wake} to map again; a thread mapping a span over a granule asleep waits for the wake. A granule the
-	 * driver refuses to unmap stays mapped. Over fixed segments, gives back what is free only.
+	 * completed, every mapped run of lent spans, whose addresses stay theirs, each run's bytes copied to host memory
+	 * first where {@code offload} (the space's {@link AddressSpace#offloadMemory()}), else dropped, for {@link #wake}
+	 * to map again; a thread mapping a span over a granule asleep waits for the wake. A run the driver refuses to
+	 * unmap stays mapped. Over fixed segments, gives back what is free only.
 	 * @return the bytes given back to the device, and of them the bytes offloaded
 	 * @throws RuntimeException as the driver refuses, every granule unmapped before asleep
 	 */
@@ -262,7 +273,7 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/** A block cut from a free span of at least {@code size} bytes ({@link FreeSpans#fit}); null when none fits. */
-	private Block takeBlock(int classIndex, long size, boolean mappedOnly, boolean hit) {
+	private Block takeBlock(int classIndex, long size, boolean mappedOnly, boolean hit, long stamp) {
 		Span lent;
 		boolean map;
 		synchronized (this) {
@@ -270,7 +281,7 @@ public final class Arena extends Padding implements Tier {
 			lent = (fit != null) ? lend(fit.segment.spans.cut(fit, size), classIndex, hit) : null;
 			map = lent != null && !mappedOnly && !lent.mapped();
 		}
-		return (lent != null) ? blockOf(lent, map) : null;
+		return (lent != null) ? blockOf(lent, map, stamp) : null;
 	}
 
 	/**
@@ -288,7 +299,7 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/** A block cut from a new segment; a range is given back again if its granules cannot be mapped. */
-	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize) {
+	private Block cutFromNew(Span.Segment segment, int classIndex, long spanSize, long stamp) {
 		try {
 			Span lent;
 			boolean map;
@@ -296,7 +307,7 @@ public final class Arena extends Padding implements Tier {
 				lent = lend(segment.spans.cut(addSegment(segment), spanSize), classIndex, false);
 				map = !lent.mapped();
 			}
-			return blockOf(lent, map);
+			return blockOf(lent, map, stamp);
 		}
 		catch (RuntimeException ex) {
 			if (segment.granules != null) {
@@ -310,10 +321,10 @@ public final class Arena extends Padding implements Tier {
 	 * The lent span's block, made outside the lock once its granules are mapped where they were not, as seen under it
 	 * ({@code map}); where that fails (the device is full or failed), the span is freed again.
 	 */
-	private Block blockOf(Span lent, boolean map) {
+	private Block blockOf(Span lent, boolean map, long stamp) {
 		try {
 			if (map) {
-				this.mapping.map(lent);
+				this.mapping.map(lent, stamp);
 			}
 			return lent.block();
 		}

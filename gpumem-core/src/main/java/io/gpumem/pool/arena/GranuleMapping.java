@@ -35,17 +35,18 @@ final class GranuleMapping {
 	}
 
 	/**
-	 * Maps the granules a lent span touches that are not mapped. Free granules stay mapped until a trim: a request
+	 * Maps the granules a lent span touches that are not mapped, with the rest of their steps where the device gives
+	 * them ({@link Granules}), those ahead free since {@code stamp}. Free granules stay mapped until a trim: a request
 	 * unmaps none to make room first, since on a GPU each is a driver call of tens of microseconds and the granule is
 	 * soon wanted again. The driver's calls are made outside the lock, on granules claimed under it once no other
-	 * thread unmaps them; where the device refuses the memory while unmaps are under way, or after some ended, it
-	 * tries again once as many bytes are unmapped as were then under way.
+	 * thread unmaps them; where the device refuses the span's own granules while unmaps are under way, or after some
+	 * ended, it tries again once as many bytes are unmapped as were then under way.
 	 * @throws GpuOutOfMemoryException naming the span's bytes and the device's free memory once its granules are back,
 	 * where the device refuses one
 	 */
-	void map(Span span) {
+	void map(Span span, long stamp) {
 		try {
-			mapGranules(span);
+			mapGranules(span, stamp);
 		}
 		catch (GpuOutOfMemoryException ex) {
 			OutOfMemoryDiagnostic refused = ex.diagnostic();
@@ -54,41 +55,56 @@ final class GranuleMapping {
 		}
 	}
 
-	private void mapGranules(Span span) {
+	private void mapGranules(Span span, long stamp) {
 		Granules granules = span.segment.granules;
-		int[] claimed;
+		Granules.Claim claim;
 		synchronized (this.arena) {
 			long from = span.offset;
 			long to = from + span.size;
 			await(this.arena, () -> !granules.busy(from, to));
-			claimed = granules.claim(from, to);
+			claim = granules.claim(from, to, stamp);
 		}
-		if (claimed.length == 0) {
+		if (claim.isEmpty()) {
 			return;
 		}
-		Allocation[] physical = new Allocation[claimed.length];
 		try {
-			long ended = this.unmaps.ended();
-			try {
-				granules.map(claimed, physical, this.allocator);
-			}
-			catch (GpuOutOfMemoryException ex) {
-				if (ex.getSuppressed().length > 0 || !this.unmaps.awaitUnderWay(ended)) {
-					throw ex;
-				}
-				granules.map(claimed, physical, this.allocator);
-			}
+			mapClaimed(granules, claim);
 		}
 		finally {
 			synchronized (this.arena) {
-				this.arena.hold(granules.settle(claimed, physical));
+				this.arena.hold(granules.settle(claim));
 				this.arena.notifyAll();
 			}
 		}
 	}
 
+	/** Maps what {@code claim} holds: its steps whole, else the span's own granules, again once unmaps end. */
+	private void mapClaimed(Granules granules, Granules.Claim claim) {
+		long ended = this.unmaps.ended();
+		if (claim.ahead()) {
+			try {
+				granules.map(claim, true, this.allocator);
+				return;
+			}
+			catch (GpuOutOfMemoryException ex) {
+				if (ex.getSuppressed().length > 0) {
+					throw ex;
+				}
+			}
+		}
+		try {
+			granules.map(claim, false, this.allocator);
+		}
+		catch (GpuOutOfMemoryException ex) {
+			if (ex.getSuppressed().length > 0 || !this.unmaps.awaitUnderWay(ended)) {
+				throw ex;
+			}
+			granules.map(claim, false, this.allocator);
+		}
+	}
+
 	/**
-	 * Unmaps granules free since {@code cutoff}, until they cover {@code bytes}: taken out under the lock
+	 * Unmaps runs of granules free since {@code cutoff}, until they cover {@code bytes}: taken out under the lock
 	 * ({@link #takeFree}), unmapped outside it.
 	 */
 	long unmapFree(long bytes, long cutoff) {

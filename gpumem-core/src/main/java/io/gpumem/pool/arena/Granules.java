@@ -1,15 +1,20 @@
 package io.gpumem.pool.arena;
 
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 
 import io.gpumem.memory.AddressRange;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * An expandable segment's memory: a reserved address range and the physical memory mapped into it, one allocation
- * a granule, so that any granule can go back on its own (PyTorch's expandable segments). Guarded by the arena's
- * lock, but for the driver's calls, which the arena makes outside it on granules marked busy meanwhile.
+ * An expandable segment's memory: a reserved address range and the physical memory mapped into it, in runs of
+ * granules each one allocation, so that any run can go back on its own (PyTorch's expandable segments). A run lies
+ * within one step of the range, a whole step where the device gives it: a span that maps a granule maps the rest of
+ * its step ahead, with one call, as PyTorch's large pool maps 20 MiB pages, and only its own granules where the device
+ * refuses the step. Guarded by the arena's lock, but for the driver's calls, which the arena makes outside it on
+ * granules marked busy meanwhile.
  */
 final class Granules {
 
@@ -17,6 +22,10 @@ final class Granules {
 
 	private final long granule;
 
+	/** How many granules a step holds: the most a run maps. */
+	private final int step;
+
+	/** Per granule, the allocation of the run mapped at it, which every granule of the run shares; null if unmapped. */
 	private final Allocation[] mapped;
 
 	/** Per granule, when a span touching it was last freed, on the pool's clock: an idle trim's measure. */
@@ -29,33 +38,37 @@ final class Granules {
 
 	private long mappedBytes;
 
-	Granules(AddressRange range, long granule) {
+	/** The granules of {@code range}, of {@code granule} bytes each, mapped in runs of at most {@code step} bytes. */
+	Granules(AddressRange range, long granule, long step) {
 		this.range = range;
 		this.granule = granule;
+		this.step = (int) Math.max(1, step / granule);
 		this.mapped = new Allocation[Math.toIntExact(range.size() / granule)];
 		this.freeSince = new long[this.mapped.length];
 		this.busy = new boolean[this.mapped.length];
 	}
 
-	/** The bytes of a granule. */
-	long granule() {
-		return this.granule;
-	}
-
-	/** A view of granule {@code g}, which must be mapped while it is used. */
-	Allocation view(int g) {
-		return this.range.slice(g * this.granule, this.granule);
+	/** A view of {@code bytes} from granule {@code g}, which must be mapped while it is used. */
+	Allocation view(int g, long bytes) {
+		return this.range.slice(g * this.granule, bytes);
 	}
 
 	/**
-	 * Maps granule {@code g}, claimed by the caller, with memory of its own from {@code allocator}: driver calls,
-	 * made outside the lock, that change nothing here until the caller {@link #settle settles} it.
+	 * Maps a run of {@code bytes} from granule {@code g}, claimed by the caller, with memory of its own from
+	 * {@code allocator}: driver calls, made outside the lock, that change nothing here until the caller
+	 * {@link #settle settles} it.
 	 * @throws RuntimeException as the allocator or the range refuses, the memory given back
 	 */
-	Allocation mapOne(int g, MemoryAllocator allocator) {
-		Allocation[] physical = new Allocation[1];
-		map(new int[] { g }, physical, allocator);
-		return physical[0];
+	Allocation mapRun(int g, long bytes, MemoryAllocator allocator) {
+		Allocation memory = allocator.allocate(bytes);
+		try {
+			this.range.map(g * this.granule, memory);
+		}
+		catch (RuntimeException ex) {
+			allocator.free(memory);
+			throw ex;
+		}
+		return memory;
 	}
 
 	/** Bytes of the granules mapped. */
@@ -93,49 +106,68 @@ final class Granules {
 	}
 
 	/**
-	 * Claims each unmapped granule that {@code [from, to)} touches, none of them {@link #busy}, for the caller to map
-	 * outside the lock ({@link #map}) and then {@link #settle}: no other call touches a claimed granule meanwhile.
+	 * Claims each unmapped granule that {@code [from, to)} touches, none of them {@link #busy}, and the unmapped
+	 * granules not busy in the rest of their steps, for the caller to map outside the lock ({@link #map}) and then
+	 * {@link #settle}: no other call touches a claimed granule meanwhile. Those ahead count free since {@code stamp}.
 	 */
-	int[] claim(long from, long to) {
+	Claim claim(long from, long to, long stamp) {
 		assert !busy(from, to);
-		int[] claimed = new int[last(to) - first(from) + 1];
+		int first = first(from);
+		int last = last(to);
+		int start = first / this.step * this.step;
+		int end = Math.min(this.mapped.length, (last / this.step + 1) * this.step);
+		int[] claimed = new int[end - start];
 		int count = 0;
-		for (int g = first(from); g <= last(to); g++) {
-			if (this.mapped[g] == null) {
+		int needed = 0;
+		for (int g = start; g < end; g++) {
+			boolean touched = g >= first && g <= last;
+			if (this.mapped[g] == null && (touched || !this.busy[g])) {
 				markBusy(g);
 				claimed[count++] = g;
+				needed += touched ? 1 : 0;
+				this.freeSince[g] = touched ? this.freeSince[g] : stamp;
 			}
 		}
-		return Arrays.copyOf(claimed, count);
+		return new Claim(Arrays.copyOf(claimed, count), first, last, needed);
 	}
 
 	/**
-	 * Maps the {@code claimed} granules, each with memory of its own from {@code allocator}, into {@code physical}:
-	 * driver calls, made outside the lock, that change nothing here. Where one fails, those mapped before are unmapped
-	 * again, and each left null in {@code physical} but one whose unmap failed too.
+	 * Maps the granules of {@code claim} in runs, each with memory of its own from {@code allocator}, into its
+	 * {@link Claim#physical}, where {@code ahead} every granule claimed, else those its span touches: driver calls,
+	 * made outside the lock, that change nothing here. Where one fails, the runs mapped before are unmapped again, and
+	 * each left null but one whose unmap failed too.
 	 * @throws RuntimeException as the allocator or the range refuses, with the unmaps' failures suppressed
 	 */
-	void map(int[] claimed, Allocation[] physical, MemoryAllocator allocator) {
-		int done = 0;
+	void map(Claim claim, boolean ahead, MemoryAllocator allocator) {
+		int[] granules = claim.granules;
+		Allocation[] physical = claim.physical;
+		List<Integer> runs = new ArrayList<>();
 		try {
-			for (; done < claimed.length; done++) {
-				Allocation memory = allocator.allocate(this.granule);
-				try {
-					this.range.map(claimed[done] * this.granule, memory);
+			for (int i = 0; i < granules.length;) {
+				if (!ahead && !claim.touches(granules[i])) {
+					i++;
+					continue;
 				}
-				catch (RuntimeException ex) {
-					allocator.free(memory);
-					throw ex;
+				int end = i + 1;
+				while (end < granules.length && granules[end] == granules[end - 1] + 1
+						&& granules[end] % this.step != 0 && (ahead || claim.touches(granules[end]))) {
+					end++;
 				}
-				physical[done] = memory;
+				Allocation memory = mapRun(granules[i], (end - i) * this.granule, allocator);
+				Arrays.fill(physical, i, end, memory);
+				runs.add(i);
+				i = end;
 			}
 		}
 		catch (RuntimeException ex) {
-			for (int i = 0; i < done; i++) {
+			for (int i : runs) {
+				Allocation memory = physical[i];
 				try {
-					unmap(claimed[i], physical[i]);
-					allocator.free(physical[i]);
-					physical[i] = null;
+					unmap(granules[i], memory);
+					allocator.free(memory);
+					for (int j = i; j < granules.length && physical[j] == memory; j++) {
+						physical[j] = null;
+					}
 				}
 				catch (RuntimeException unmapping) {
 					ex.addSuppressed(unmapping);
@@ -146,19 +178,31 @@ final class Granules {
 	}
 
 	/**
-	 * Ends a claim or a {@link #takeFree}: each granule mapped to its {@code physical}, or unmapped where that is null.
+	 * Ends a {@link #claim}: each granule mapped to its {@link Claim#physical}, or unmapped where that is null.
 	 * @return the bytes left mapped
 	 */
-	long settle(int[] granules, Allocation[] physical) {
+	long settle(Claim claim) {
 		long bytes = 0;
-		for (int i = 0; i < granules.length; i++) {
-			bytes += settle(granules[i], physical[i]);
+		for (int i = 0; i < claim.granules.length; i++) {
+			bytes += settle(claim.granules[i], claim.physical[i]);
 		}
 		return bytes;
 	}
 
-	/** Ends a claim or a {@link #takeFree} of granule {@code g}: see {@link #settle(int[], Allocation[])}. */
-	long settle(int g, Allocation physical) {
+	/**
+	 * Ends a {@link #takeFree} of the run of {@code bytes} from granule {@code g}, or a wake's map of it: each of its
+	 * granules mapped to {@code physical}, or unmapped where that is null.
+	 * @return the bytes left mapped
+	 */
+	long settleRun(int g, long bytes, Allocation physical) {
+		long mapped = 0;
+		for (int i = g; i < g + bytes / this.granule; i++) {
+			mapped += settle(i, physical);
+		}
+		return mapped;
+	}
+
+	private long settle(int g, Allocation physical) {
 		this.mapped[g] = physical;
 		clearBusy(g);
 		long bytes = (physical != null) ? this.granule : 0;
@@ -174,32 +218,40 @@ final class Granules {
 	}
 
 	/**
-	 * Takes out the mapped granules that lie wholly in {@code [from, to)} and were freed at {@code cutoff} or before,
-	 * in address order, until they cover {@code bytes}, for {@code into} to unmap outside the lock: each counts
-	 * unmapped from now, and busy until unmapped.
+	 * Takes out the runs mapped that lie wholly in {@code [from, to)} and whose granules were all freed at
+	 * {@code cutoff} or before, in address order, until they cover {@code bytes}, for {@code into} to unmap outside
+	 * the lock: each counts unmapped from now, and busy until unmapped.
 	 * @return the bytes taken out
 	 */
 	long takeFree(long from, long to, long bytes, long cutoff, Unmapping into) {
 		long taken = 0;
-		for (long g = firstWithin(from); endsBy(g, to) && taken < bytes; g++) {
-			int i = (int) g;
-			if (this.mapped[i] != null && this.freeSince[i] <= cutoff) {
-				into.add(this, i, this.mapped[i]);
-				this.mapped[i] = null;
-				markBusy(i);
-				taken += this.granule;
+		for (int g = (int) firstWithin(from); g < this.mapped.length && endsBy(g, to) && taken < bytes;) {
+			Allocation run = this.mapped[g];
+			if (run == null || (g > 0 && this.mapped[g - 1] == run)) {
+				g++;
+				continue;
 			}
+			int length = runLength(run);
+			if (endsBy(g + length - 1, to) && freedBy(g, length, cutoff)) {
+				into.add(this, g, run);
+				for (int i = g; i < g + length; i++) {
+					this.mapped[i] = null;
+					markBusy(i);
+				}
+				taken += run.size();
+			}
+			g += length;
 		}
 		this.mappedBytes -= taken;
 		return taken;
 	}
 
-	/** Unmaps granule {@code g}, mapped to {@code physical}: a driver call, made outside the lock. */
+	/** Unmaps the run mapped to {@code physical} from granule {@code g}: a driver call, made outside the lock. */
 	void unmap(int g, Allocation physical) {
 		this.range.unmap(g * this.granule, physical);
 	}
 
-	/** The runs of mapped granules in address order, as {@code [start, end)} pairs. */
+	/** The stretches of mapped granules in address order, as {@code [start, end)} pairs: runs side by side join. */
 	long[] runs() {
 		long[] runs = new long[this.mapped.length + 1];
 		int count = 0;
@@ -212,6 +264,21 @@ final class Granules {
 			}
 		}
 		return Arrays.copyOf(runs, count);
+	}
+
+	/** How many granules a run mapped to {@code physical} holds. */
+	private int runLength(Allocation physical) {
+		return (int) (physical.size() / this.granule);
+	}
+
+	/** Whether the {@code length} granules from {@code g} were all freed at {@code cutoff} or before. */
+	private boolean freedBy(int g, int length, long cutoff) {
+		for (int i = g; i < g + length; i++) {
+			if (this.freeSince[i] > cutoff) {
+				return false;
+			}
+		}
+		return true;
 	}
 
 	private void markBusy(int g) {
@@ -230,7 +297,7 @@ final class Granules {
 	}
 
 	/** Whether granule {@code g} ends at or before {@code to}. */
-	private boolean endsBy(long g, long to) {
+	private boolean endsBy(int g, long to) {
 		return (g + 1) * this.granule <= to;
 	}
 
@@ -240,6 +307,46 @@ final class Granules {
 
 	private int last(long to) {
 		return (int) ((to - 1) / this.granule);
+	}
+
+	/**
+	 * Granules claimed to map ({@link #claim}), in address order: those a span touches, from {@code first} to
+	 * {@code last}, and the rest of their steps ahead; with the memory mapped to each, once {@link #map} has.
+	 */
+	static final class Claim {
+
+		final int[] granules;
+
+		final Allocation[] physical;
+
+		private final int first;
+
+		private final int last;
+
+		/** How many of the granules claimed the span touches. */
+		private final int touched;
+
+		Claim(int[] granules, int first, int last, int touched) {
+			this.granules = granules;
+			this.physical = new Allocation[granules.length];
+			this.first = first;
+			this.last = last;
+			this.touched = touched;
+		}
+
+		boolean isEmpty() {
+			return this.granules.length == 0;
+		}
+
+		/** Whether granules are claimed beyond those the span touches. */
+		boolean ahead() {
+			return this.granules.length > this.touched;
+		}
+
+		boolean touches(int g) {
+			return g >= this.first && g <= this.last;
+		}
+
 	}
 
 }

@@ -14,7 +14,8 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
 /**
  * Where an {@link Arena}'s segments come from, and which free spans each joins: allocations in steps of the
  * segment size, or, over an allocator with an {@link AddressSpace}, ranges as large as the allocator's memory,
- * mapped a granule at a time, the blocks the free lists keep in ranges apart from the others.
+ * mapped as spans are lent, the blocks the free lists keep in ranges apart from the others: those mapped a granule at
+ * a time, these in steps of the mapping step.
  */
 final class SegmentSource {
 
@@ -25,6 +26,9 @@ final class SegmentSource {
 
 	/** The segment step: the segment size, or the granule. */
 	final long step;
+
+	/** The step the ranges of the blocks the free lists do not keep are mapped in, a multiple of the granule. */
+	private final long othersStep;
 
 	/** The free spans of the classes whose blocks the free lists keep. */
 	final FreeSpans kept = new FreeSpans();
@@ -41,11 +45,12 @@ final class SegmentSource {
 	/** Whether the free lists keep the blocks of a class (or {@link Block#ABOVE_TOP_CLASS}). */
 	private final IntPredicate keeps;
 
-	SegmentSource(MemoryAllocator allocator, long segmentStep, IntPredicate keeps) {
+	SegmentSource(MemoryAllocator allocator, long segmentStep, long mappingStep, IntPredicate keeps) {
 		this.keeps = keeps;
 		this.allocator = allocator;
 		this.space = allocator.addressSpace();
 		this.step = (this.space != null) ? this.space.granularity() : segmentStep;
+		this.othersStep = (this.space != null) ? Arena.mappingStep(mappingStep, this.step) : this.step;
 		this.others = (this.space != null) ? new FreeSpans() : this.kept;
 	}
 
@@ -70,39 +75,40 @@ final class SegmentSource {
 	}
 
 	/**
-	 * A new segment for a span of {@code spanSize} bytes of a class (or {@link Block#ABOVE_TOP_CLASS}): a range reserved,
+	 * A new segment for a span of {@code spanSize} bytes, joining {@code spans} ({@link #spans}): a range reserved,
 	 * or an allocation, only of the span's size when the allocator refuses a whole segment.
 	 * @throws GpuOutOfMemoryException if the allocator refuses even that, or the span is larger than a range
 	 */
-	Span.Segment make(long spanSize, int classIndex) {
+	Span.Segment make(long spanSize, FreeSpans spans) {
 		if (this.space != null) {
 			if (spanSize > this.space.maxRangeBytes()) {
 				throw new GpuOutOfMemoryException(OutOfMemoryDiagnostic.of(MemoryKind.DEVICE, spanSize,
 						this.allocator.memoryInfo(), -1, "larger than the largest range of addresses, "
 								+ ByteSizes.format(this.space.maxRangeBytes())));
 			}
-			Granules granules = new Granules(this.space.reserve(segmentSize(spanSize)), this.step);
-			return segment(null, granules, granules.range.size(), classIndex);
+			Granules granules = new Granules(this.space.reserve(segmentSize(spanSize)), this.step,
+					(spans == this.others) ? this.othersStep : this.step);
+			return segment(null, granules, granules.range.size(), spans);
 		}
 		long segmentSize = segmentSize(spanSize);
 		if (segmentSize > spanSize) {
 			try {
-				return allocation(segmentSize, classIndex);
+				return allocation(segmentSize, spans);
 			}
 			catch (GpuOutOfMemoryException ex) {
 				// a device too full for a whole segment may still hold the request
 			}
 		}
-		return allocation(spanSize, classIndex);
+		return allocation(spanSize, spans);
 	}
 
-	private Span.Segment allocation(long bytes, int classIndex) {
+	private Span.Segment allocation(long bytes, FreeSpans spans) {
 		Allocation allocation = this.allocator.allocate(bytes);
-		return segment(allocation, null, allocation.size(), classIndex);
+		return segment(allocation, null, allocation.size(), spans);
 	}
 
-	private Span.Segment segment(Allocation allocation, Granules granules, long size, int classIndex) {
-		return new Span.Segment(allocation, granules, size, spans(classIndex), this.nextId.getAndIncrement());
+	private Span.Segment segment(Allocation allocation, Granules granules, long size, FreeSpans spans) {
+		return new Span.Segment(allocation, granules, size, spans, this.nextId.getAndIncrement());
 	}
 
 }

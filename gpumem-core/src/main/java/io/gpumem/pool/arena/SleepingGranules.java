@@ -47,7 +47,7 @@ final class SleepingGranules {
 
 	/** The bytes of the granules asleep. */
 	long bytes() {
-		return this.asleep.stream().mapToLong((granule) -> granule.granules.granule()).sum();
+		return this.asleep.stream().mapToLong(Asleep::bytes).sum();
 	}
 
 	/** The bytes of host memory holding the content of the granules asleep, read without the monitor. */
@@ -68,14 +68,14 @@ final class SleepingGranules {
 		try {
 			for (int i = 0; offload && i < copies.length; i++) {
 				Unmapping.Entry entry = entries.get(i);
-				copies[i] = offload(entry.granules().view(entry.index()));
+				copies[i] = offload(entry.granules().view(entry.index(), entry.physical().size()));
 			}
 			unmapping.run(allocator);
 		}
 		finally {
 			for (int i = 0; i < unmapping.done(); i++) {
 				Unmapping.Entry entry = entries.get(i);
-				this.asleep.add(new Asleep(entry.granules(), entry.index(), copies[i]));
+				this.asleep.add(new Asleep(entry.granules(), entry.index(), entry.physical().size(), copies[i]));
 				this.offloadedBytes += (copies[i] != null) ? copies[i].bytes() : 0;
 			}
 			synchronized (arena) {
@@ -131,7 +131,7 @@ final class SleepingGranules {
 		long restored = 0;
 		while (!this.asleep.isEmpty()) {
 			Asleep granule = this.asleep.get(this.asleep.size() - 1);
-			Allocation physical = granule.granules.mapOne(granule.index, allocator);
+			Allocation physical = granule.granules.mapRun(granule.index, granule.bytes, allocator);
 			if (granule.copy != null) {
 				copyBack(granule, physical, allocator);
 				restored += granule.copy.bytes();
@@ -139,7 +139,7 @@ final class SleepingGranules {
 			}
 			this.asleep.remove(this.asleep.size() - 1);
 			synchronized (arena) {
-				arena.hold(granule.granules.settle(granule.index, physical));
+				arena.hold(granule.granules.settleRun(granule.index, granule.bytes, physical));
 				arena.notifyAll();
 			}
 			mapped += physical.size();
@@ -153,7 +153,7 @@ final class SleepingGranules {
 	/** Copies a granule's offloaded bytes into the memory just mapped for it; where that fails, unmaps it again. */
 	private static void copyBack(Asleep granule, Allocation physical, MemoryAllocator allocator) {
 		try {
-			granule.copy.copyInto(granule.granules.view(granule.index));
+			granule.copy.copyInto(granule.granules.view(granule.index, granule.bytes));
 		}
 		catch (RuntimeException ex) {
 			try {
@@ -170,7 +170,7 @@ final class SleepingGranules {
 	/** Drops every granule asleep, settled unmapped under the arena's lock, and its copy: a close. */
 	void drop(Arena arena) {
 		synchronized (arena) {
-			this.asleep.forEach((granule) -> granule.granules.settle(granule.index, null));
+			this.asleep.forEach((granule) -> granule.granules.settleRun(granule.index, granule.bytes, null));
 			arena.notifyAll();
 		}
 		this.asleep.forEach((granule) -> {
@@ -182,8 +182,8 @@ final class SleepingGranules {
 		this.offloadedBytes = 0;
 	}
 
-	/** A granule asleep: the copy of its bytes where they were offloaded, else null. */
-	private record Asleep(Granules granules, int index, Offloaded copy) {
+	/** A run of granules asleep, from granule {@code index}: the copy of its bytes where offloaded, else null. */
+	private record Asleep(Granules granules, int index, long bytes, Offloaded copy) {
 	}
 
 	/** A granule's bytes in host memory: pinned memory, or an array of the Java heap. */

@@ -7,8 +7,8 @@ import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 
 /**
- * Granules of an arena's expandable segments taken out under its lock ({@link Granules#takeFree}), to unmap outside
- * it, so that no thread waits on the lock behind the driver.
+ * Runs of granules of an arena's expandable segments taken out under its lock ({@link Granules#takeFree}), to unmap
+ * outside it, so that no thread waits on the lock behind the driver.
  */
 final class Unmapping {
 
@@ -24,14 +24,14 @@ final class Unmapping {
 		this.bytes += physical.size();
 	}
 
-	/** The bytes of the granules taken out. */
+	/** The bytes of the runs taken out. */
 	long bytes() {
 		return this.bytes;
 	}
 
 	/**
-	 * Unmaps and frees each granule: driver calls, made outside the lock.
-	 * @throws RuntimeException as the driver refuses; the granules not unmapped then stay mapped ({@link #settle})
+	 * Unmaps and frees each run: driver calls, made outside the lock.
+	 * @throws RuntimeException as the driver refuses; the runs not unmapped then stay mapped ({@link #settle})
 	 */
 	void run(MemoryAllocator allocator) {
 		while (this.done < this.entries.size()) {
@@ -43,20 +43,20 @@ final class Unmapping {
 	}
 
 	/**
-	 * Ends the unmapping, under the lock: each granule unmapped, or mapped still where {@link #run} stopped before it.
+	 * Ends the unmapping, under the lock: each run unmapped, or mapped still where {@link #run} stopped before it.
 	 * @return the bytes still mapped
 	 */
 	long settle() {
 		long mapped = 0;
 		for (int i = 0; i < this.entries.size(); i++) {
 			Entry entry = this.entries.get(i);
-			mapped += entry.granules.settle(entry.index, (i < this.done) ? null : entry.physical);
+			mapped += entry.granules.settleRun(entry.index, entry.physical.size(), (i < this.done) ? null : entry.physical);
 		}
 		return mapped;
 	}
 
 	/**
-	 * Settles mapped still, under the lock, the granules {@link #run} stopped before; leaves those it unmapped busy,
+	 * Settles mapped still, under the lock, the runs {@link #run} stopped before; leaves those it unmapped busy,
 	 * for a sleep to keep ({@link SleepingGranules}).
 	 * @return the bytes still mapped
 	 */
@@ -64,7 +64,7 @@ final class Unmapping {
 		long mapped = 0;
 		for (int i = this.done; i < this.entries.size(); i++) {
 			Entry entry = this.entries.get(i);
-			mapped += entry.granules.settle(entry.index, entry.physical);
+			mapped += entry.granules.settleRun(entry.index, entry.physical.size(), entry.physical);
 		}
 		return mapped;
 	}
@@ -74,7 +74,7 @@ final class Unmapping {
 		return this.entries;
 	}
 
-	/** The bytes of the granules {@link #run} has unmapped. */
+	/** The bytes of the runs {@link #run} has unmapped. */
 	long doneBytes() {
 		long bytes = 0;
 		for (int i = 0; i < this.done; i++) {
@@ -88,7 +88,7 @@ final class Unmapping {
 		return this.done;
 	}
 
-	/** A granule taken out: its segment's granules, its index there and the memory mapped at it. */
+	/** A run taken out: its segment's granules, the index there of its first and the memory mapped at it. */
 	record Entry(Granules granules, int index, Allocation physical) {
 	}
 

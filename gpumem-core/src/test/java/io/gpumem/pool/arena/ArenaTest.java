@@ -43,7 +43,7 @@ class ArenaTest {
 	private final Counts counters = new Counts();
 
 	/** The bytes the arena holds of the allocator. */
-	private final Arena arena = new Arena(this.allocator, SEGMENT, this.counters, (classIndex) -> false);
+	private final Arena arena = new Arena(this.allocator, SEGMENT, SEGMENT, this.counters, (classIndex) -> false);
 
 	@Test
 	void spansAreCutFromOneSegmentBackToBackAndAligned() {
@@ -135,9 +135,9 @@ class ArenaTest {
 	@Test
 	void aSegmentRefusedWholeFallsBackToTheRequestsSize() {
 		Arena tight = arena(new LimitingAllocator(this.allocator, SEGMENT / 2));
-		Span span = tight.allocate(0, 10 * KIB).span;
+		Span span = tight.allocate(0, 10 * KIB, 0).span;
 		assertThat(span.segment.allocation.size()).isEqualTo(10 * KIB);
-		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB));
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> tight.allocate(0, 30 * KIB, 0));
 		assertThat(tight.pieces()).hasSize(1);
 	}
 
@@ -156,7 +156,7 @@ class ArenaTest {
 	void aSpanWhoseBlockCannotBeMadeIsFreedAgain() {
 		HostBackend backend = new HostBackend(64L << 20);
 		Arena failing = arena(backend.allocator(MemoryKind.DEVICE));
-		failing.allocate(0, 10 * KIB);
+		failing.allocate(0, 10 * KIB, 0);
 		backend.health().fail(DeviceHealth.INJECTED_ERROR, "a kernel", null);
 		assertThatExceptionOfType(GpuDeviceFailedException.class).as("the new span's slice")
 			.isThrownBy(() -> failing.take(0, 10 * KIB, 0));
@@ -179,7 +179,7 @@ class ArenaTest {
 			}
 		};
 		Arena failing = arena(failingAfter);
-		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> failing.allocate(0, KIB));
+		assertThatExceptionOfType(GpuDeviceFailedException.class).isThrownBy(() -> failing.allocate(0, KIB, 0));
 		assertThat(this.counters.reservedBytes(0)).isZero();
 		assertThat(failing.pieces().get(0).parts()).extracting(Span.Part::lent).containsExactly(false);
 	}
@@ -191,8 +191,8 @@ class ArenaTest {
 	@Test
 	void aRequestLiesAtTheBackOfItsFitWhereThatMapsFewerGranules() {
 		Arena expandable = expandableArena();
-		Block first = expandable.allocate(0, 3 * MIB);
-		Block second = expandable.allocate(0, MIB);
+		Block first = expandable.allocate(0, 3 * MIB, 0);
+		Block second = expandable.allocate(0, MIB, 0);
 		expandable.giveBack(first, 0, 5, false);
 		expandable.release(Long.MAX_VALUE, Long.MAX_VALUE);
 		assertThat(expandable.segmentBytes()).as("the second granule, half lent").isEqualTo(GRANULE);
@@ -219,7 +219,7 @@ class ArenaTest {
 		Arena expandable = expandableArena();
 		List<Block> blocks = new ArrayList<>();
 		for (long size : new long[] { GRANULE, GRANULE, GRANULE, GRANULE, MIB, MIB }) {
-			blocks.add(expandable.allocate(0, size));
+			blocks.add(expandable.allocate(0, size, 0));
 		}
 		for (int i : new int[] { 0, 1, 3 }) {
 			expandable.giveBack(blocks.get(i), 0, 0, false);
@@ -229,7 +229,7 @@ class ArenaTest {
 		expandable.giveBack(blocks.get(4), 0, 0, false);
 		assertThat(expandable.segmentBytes()).as("the third granule, free, and the fifth, half lent").isEqualTo(2 * GRANULE);
 
-		Block placed = expandable.allocate(0, 3 * MIB);
+		Block placed = expandable.allocate(0, 3 * MIB, 0);
 		assertThat(placed.span.offset).isEqualTo(3 * GRANULE);
 		assertThat(expandable.segmentBytes()).as("the fourth granule mapped beside the third, free")
 			.isEqualTo(3 * GRANULE);
@@ -241,7 +241,7 @@ class ArenaTest {
 
 	@Test
 	void aSpanFreedTwiceIsRefused() {
-		Block block = this.arena.allocate(0, KIB);
+		Block block = this.arena.allocate(0, KIB, 0);
 		this.arena.giveBack(block, 0, 0, false);
 		assertThatIllegalStateException().isThrownBy(() -> this.arena.giveBack(block, 0, 0, false))
 			.withMessageContaining("twice");
@@ -288,17 +288,17 @@ class ArenaTest {
 
 	/** An arena of expandable segments on the host backend, booking its spans in the same counters. */
 	private Arena expandableArena() {
-		return new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), GRANULE, this.counters,
+		return new Arena(new HostBackend(64L << 20).virtualMemory().allocator(), GRANULE, GRANULE, this.counters,
 				(classIndex) -> false);
 	}
 
 	/** Another arena of fixed segments, over {@code allocator}, booking its spans in the same counters. */
 	private Arena arena(MemoryAllocator allocator) {
-		return new Arena(allocator, SEGMENT, this.counters, (classIndex) -> false);
+		return new Arena(allocator, SEGMENT, SEGMENT, this.counters, (classIndex) -> false);
 	}
 
 	private Span allocate(long bytes) {
-		return this.arena.allocate(0, bytes).span;
+		return this.arena.allocate(0, bytes, 0).span;
 	}
 
 	private Span take(long bytes) {

@@ -16,8 +16,10 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
+import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.FakeCudaDriver;
+import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.arena.Arena;
@@ -55,7 +57,7 @@ class GranuleMappingTest {
 
 	private final Counts counters = new Counts();
 
-	private final Arena arena = new Arena(this.physical, GRANULE, this.counters, (classIndex) -> false);
+	private final Arena arena = new Arena(this.physical, GRANULE, GRANULE, this.counters, (classIndex) -> false);
 
 	private final ExecutorService other = Executors.newSingleThreadExecutor();
 
@@ -76,12 +78,12 @@ class GranuleMappingTest {
 	 */
 	@Test
 	void aFreeAndATakeOfAMappedSpanDoNotWaitWhileAnotherThreadMaps() throws Exception {
-		Block first = this.arena.allocate(0, MIB);
-		Block middle = this.arena.allocate(0, MIB / 2);
-		Block last = this.arena.allocate(0, MIB / 2);
+		Block first = this.arena.allocate(0, MIB, 0);
+		Block middle = this.arena.allocate(0, MIB / 2, 0);
+		Block last = this.arena.allocate(0, MIB / 2, 0);
 		this.arena.giveBack(middle, 0, 0, false);
 		this.hold.call.set("cuMemCreate");
-		Future<Block> growing = this.other.submit(() -> this.arena.allocate(0, 3 * MIB));
+		Future<Block> growing = this.other.submit(() -> this.arena.allocate(0, 3 * MIB, 0));
 		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the other thread maps").isTrue();
 
 		Block taken = CompletableFuture.supplyAsync(() -> this.arena.take(0, MIB / 2, 0)).get(10, TimeUnit.SECONDS);
@@ -106,12 +108,12 @@ class GranuleMappingTest {
 	 */
 	@Test
 	void aSpanOnAGranuleBeingUnmappedWaitsForItAndMapsItAgain() throws Exception {
-		this.arena.giveBack(this.arena.allocate(0, 3 * MIB), 0, 0, false);
+		this.arena.giveBack(this.arena.allocate(0, 3 * MIB, 0), 0, 0, false);
 		this.hold.call.set("cuMemUnmap");
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
 		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 
-		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, MIB));
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, MIB, 0));
 		assertThat(request).as("waits for the granule").isNotDone();
 
 		this.hold.resume.countDown();
@@ -168,12 +170,40 @@ class GranuleMappingTest {
 	}
 
 	/**
+	 * Over steps of four granules: a step the device refuses (another process holds all but a granule) maps the
+	 * request's own granule alone; once the device has room, the next request in the step maps the rest of it with
+	 * one call, the granule already mapped left as it was; each run goes back whole, once all it holds is free.
+	 */
+	@Test
+	void aStepRefusedMapsAGranuleAloneAndTheNextRequestMapsTheRestOfTheStep() {
+		StatisticsAllocator counted = new StatisticsAllocator(this.physical);
+		Arena stepped = new Arena(counted, GRANULE, 4 * GRANULE, this.counters, (classIndex) -> false);
+		MemoryAllocator device = this.backend.allocator(MemoryKind.DEVICE);
+		Allocation neighbour = device.allocate(64 * MIB - GRANULE);
+		Block first = stepped.allocate(0, MIB, 0);
+		assertThat(stepped.segmentBytes()).as("the request's granule alone").isEqualTo(GRANULE);
+		device.free(neighbour);
+
+		Block second = stepped.allocate(0, 2 * MIB, 0);
+		second.allocation.fill(0, second.size, (byte) 7);
+		assertThat(counted.statistics().totalCount()).as("one call for the rest of the step").isEqualTo(2);
+		assertThat(stepped.segmentBytes()).isEqualTo(4 * GRANULE).isEqualTo(this.driver.usedBytes(0));
+
+		stepped.giveBack(first, 0, 0, false);
+		assertThat(stepped.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("each run holds part of the second").isZero();
+		stepped.giveBack(second, 0, 0, false);
+		assertThat(stepped.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(4 * GRANULE);
+		stepped.close();
+		assertThat(this.driver.usedBytes(0)).isZero();
+	}
+
+	/**
 	 * While a trim unmaps a range's last granules, another trim leaves the range reserved, and a close waits for the
 	 * unmap; then everything is given back.
 	 */
 	@Test
 	void aRangeWhoseGranulesAreBeingUnmappedGoesBackOnlyOnceTheyAre() throws Exception {
-		this.arena.giveBack(this.arena.allocate(0, 3 * MIB), 0, 0, false);
+		this.arena.giveBack(this.arena.allocate(0, 3 * MIB, 0), 0, 0, false);
 		long range = this.arena.addressBytes();
 		this.hold.call.set("cuMemUnmap");
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
@@ -200,7 +230,7 @@ class GranuleMappingTest {
 	 */
 	private Future<Long> fillAndTrimTwoGranules(List<Block> blocks) throws InterruptedException {
 		for (long held = 0; held < 64 * MIB; held += GRANULE) {
-			blocks.add(this.arena.allocate(0, GRANULE));
+			blocks.add(this.arena.allocate(0, GRANULE, 0));
 		}
 		this.arena.giveBack(blocks.remove(2), 0, 0, false);
 		this.arena.giveBack(blocks.remove(0), 0, 0, false);
@@ -212,7 +242,7 @@ class GranuleMappingTest {
 
 	/** A request for two granules, which the full device refuses while the trim unmaps: it waits. */
 	private FutureTask<Block> refusedWhileTrimmed() throws InterruptedException {
-		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE));
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, 2 * GRANULE, 0));
 		assertThat(request).as("waits for the unmaps, refused by the full device").isNotDone();
 		return request;
 	}
