@@ -44,10 +44,9 @@ public final class TrimReach {
 			StatisticsAllocator physical = new StatisticsAllocator(backend.virtualMemory().allocator());
 			try (StratifiedMemoryPool pool = new StratifiedMemoryPool(physical,
 					PoolConfig.builder("trim-reach").mappingStep(step).build())) {
-				SplittableRandom random = new SplittableRandom(400);
 				List<PooledBuffer> buffers = new ArrayList<>();
-				for (int i = 0; i < 400; i++) {
-					buffers.add(pool.acquire((long) Math.exp(Math.log(1024) + random.nextDouble() * Math.log(8192))));
+				for (long size : SizeClassWaste.logUniform(400, 1024, 8 * MIB, new SplittableRandom(400))) {
+					buffers.add(pool.acquire(size));
 				}
 				long peak = pool.reservedBytes();
 				long lent = 0;

@@ -71,14 +71,10 @@ class ExpandableSegmentsTest {
 		long free = backend.allocator(MemoryKind.DEVICE).memoryInfo().freeBytes();
 		try (PooledBuffer large = pool.acquire(free - GRANULE)) {
 			large.fill((byte) 7);
-			assertThat(used(backend)).isLessThanOrEqualTo(backend.allocator(MemoryKind.DEVICE).memoryInfo().totalBytes());
+			assertThat(pool.reservedBytes()).isEqualTo(used(backend));
 		}
 		fragmented.live.forEach(PooledBuffer::close);
-		pool.trim(0);
-		assertThat(pool.reservedBytes()).isZero();
-		assertThat(used(backend)).isZero();
-		pool.close();
-		backend.close();
+		trimToNothingAndClose(pool, backend);
 	}
 
 	@ParameterizedTest
@@ -127,11 +123,7 @@ class ExpandableSegmentsTest {
 		pool.trim(0);
 		assertThat(pool.reservedBytes()).as("a step goes back only whole").isEqualTo(STEP);
 		buffers.forEach(PooledBuffer::close);
-		pool.trim(0);
-		assertThat(pool.reservedBytes()).isZero();
-		assertThat(used(backend)).isZero();
-		pool.close();
-		backend.close();
+		trimToNothingAndClose(pool, backend);
 	}
 
 	/**
@@ -176,11 +168,7 @@ class ExpandableSegmentsTest {
 		BufferShelf shelf = pool.shelf(1);
 		assertThat(shelf.put("large", pool.acquire(100L << 20))).isTrue();
 		shelf.close();
-		pool.trim(0);
-		assertThat(pool.reservedBytes()).isZero();
-		assertThat(used(backend)).isZero();
-		pool.close();
-		backend.close();
+		trimToNothingAndClose(pool, backend);
 	}
 
 	/**
@@ -266,6 +254,15 @@ class ExpandableSegmentsTest {
 			backend.close();
 		}
 		return new Fragmented(pool, live, peak, freed);
+	}
+
+	/** Trims {@code pool} to nothing, which must leave the device holding nothing of it, and closes both. */
+	private static void trimToNothingAndClose(StratifiedMemoryPool pool, GpuBackend backend) {
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).isZero();
+		assertThat(used(backend)).isZero();
+		pool.close();
+		backend.close();
 	}
 
 	/** The bytes mapped from the start of a range of {@code rangeBytes} up to {@code end}: whole steps, as it holds. */
