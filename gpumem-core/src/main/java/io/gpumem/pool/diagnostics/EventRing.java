@@ -65,7 +65,7 @@ final class EventRing {
 	/**
 	 * Claims the slot of the first sequence from {@code hint} on whose slot no event of that sequence or a later one
 	 * was claimed, for {@link #put}: a slot still being written by a writer a whole lap late is passed over, left
-	 * without an event for its sequence; -1 where a whole lap of them is, and the event is not kept.
+	 * without an event for its sequence; -1 where a whole lap of them lies in a row, and the event is not kept.
 	 */
 	long claim(long hint) {
 		long sequence = hint;
@@ -75,6 +75,7 @@ final class EventRing {
 			long heldSequence = Math.abs(held) - 1;
 			if (heldSequence >= sequence) {
 				sequence = heldSequence + 1;
+				passed = 0;
 			}
 			else if (held < 0) {
 				if (++passed > this.mask) {

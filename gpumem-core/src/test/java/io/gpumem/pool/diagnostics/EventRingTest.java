@@ -84,9 +84,11 @@ class EventRingTest {
 			Thread writer = new Thread(() -> {
 				while (!stop.get()) {
 					long sequence = ring.claim(hint.getPlain());
-					hint.setRelease(sequence + 1);
-					own.add(sequence);
-					put(ring, sequence);
+					if (sequence >= 0) {
+						hint.setRelease(sequence + 1);
+						own.add(sequence);
+						put(ring, sequence);
+					}
 				}
 			});
 			writers.add(writer);
