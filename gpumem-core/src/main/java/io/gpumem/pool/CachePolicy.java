@@ -52,7 +52,7 @@ final class CachePolicy {
 
 	/**
 	 * Whether closed blocks of the class ({@link Block#ABOVE_TOP_CLASS}: never) stay cached in the free lists' stacks
-	 * rather than going back to the arena, but for a stripe's last block ({@link FreeLists}).
+	 * rather than going back to the arena, but for a stripe's last block ({@link LastBlocks}).
 	 */
 	boolean front(int classIndex) {
 		return classIndex != Block.ABOVE_TOP_CLASS && this.front[classIndex];

@@ -119,7 +119,7 @@ final class KeyedShelf implements BufferShelf, Tier {
 		}
 		List<Block> removed = removeOldest(this.cachedBytes - keepBytes, Long.MAX_VALUE);
 		long bytes = removed.stream().mapToLong((block) -> block.size).sum();
-		this.tiers.giveBackAll(removed, bytes, this.tiers.tick());
+		this.tiers.handDownAll(removed, bytes, this.tiers.tick());
 		return bytes;
 	}
 
@@ -132,14 +132,14 @@ final class KeyedShelf implements BufferShelf, Tier {
 	/** Keeps nothing handed to it: blocks come here by key only, and go on to the tier beneath. */
 	@Override
 	public boolean giveBack(Block block, int home, long stamp, boolean cache) {
-		this.tiers.giveBackAll(List.of(block), 0, stamp);
+		this.tiers.handDownAll(List.of(block), 0, stamp);
 		return false;
 	}
 
 	/** Lets go of the blocks set aside least recently, whatever their key. */
 	@Override
 	public long release(long bytes, long cutoff) {
-		return this.tiers.giveBackAll(removeOldest(bytes, cutoff), bytes, cutoff);
+		return this.tiers.handDownAll(removeOldest(bytes, cutoff), bytes, cutoff);
 	}
 
 	@Override

@@ -4,6 +4,7 @@ import java.lang.invoke.MethodHandles;
 import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Consumer;
 import java.util.function.ObjLongConsumer;
 
 import io.gpumem.pool.arena.Block;
@@ -13,8 +14,8 @@ import io.gpumem.pool.arena.ReservedBlocks;
 /**
  * One stripe of a pool's free lists: a stack of cached blocks per size class, stamped with when each was
  * pushed, per class the fewest blocks it held since the last sweep, the last block returned of a class above the
- * free lists' ({@link #keepLast}), and the pool's counts of the requests and returns made on it
- * ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it
+ * free lists' ({@link #keepLast}, the tier {@link LastBlocks}), and the pool's counts of the requests and returns made
+ * on it ({@link PoolCounters.Cell}), all behind one small spin lock. Only the lock's holder writes, and it
  * writes nothing into the blocks, which two threads may hold side by side in memory; statistics read the counts
  * and sizes without the lock, as recent values.
  * <p>
@@ -86,6 +87,19 @@ final class Stripe extends StripeState {
 		LOCK.setRelease(this, 0);
 	}
 
+	/** Runs {@code action} on each of {@code stripes} in turn, under its lock. */
+	static void eachLocked(Stripe[] stripes, Consumer<Stripe> action) {
+		for (Stripe stripe : stripes) {
+			stripe.lock();
+			try {
+				action.accept(stripe);
+			}
+			finally {
+				stripe.unlock();
+			}
+		}
+	}
+
 	/** Blocks cached in a class. */
 	int cached(int classIndex) {
 		return this.sizes[PAD + classIndex];
@@ -126,7 +140,6 @@ final class Stripe extends StripeState {
 		Block replaced = takeLast();
 		this.last = block;
 		this.lastStamp = stamp;
-		this.cachedBytes += block.size;
 		return replaced;
 	}
 
@@ -151,10 +164,7 @@ final class Stripe extends StripeState {
 	/** Takes the last returned block above the free lists' classes, or returns null. */
 	Block takeLast() {
 		Block kept = this.last;
-		if (kept != null) {
-			this.last = null;
-			this.cachedBytes -= kept.size;
-		}
+		this.last = null;
 		return kept;
 	}
 
@@ -183,11 +193,20 @@ final class Stripe extends StripeState {
 	}
 
 	/**
+	 * Counts the return of a block of a class (or {@link Block#ABOVE_TOP_CLASS}) on this stripe, and answers the blocks
+	 * a sweep took out ({@link #returned}).
+	 */
+	List<Idle> countReturn(int classIndex) {
+		this.counts.returned(classIndex);
+		return returned();
+	}
+
+	/**
 	 * Counts a return on this stripe; on every {@link CachePolicy#sweepReturns}th, takes out of each class three
 	 * quarters, rounded up, of the blocks none took since the last sweep, the least recently pushed first, and
 	 * answers them with their stamps; null between sweeps.
 	 */
-	List<Idle> returned() {
+	private List<Idle> returned() {
 		return (--this.untilSweep > 0) ? null : sweep();
 	}
 
@@ -234,8 +253,8 @@ final class Stripe extends StripeState {
 	}
 
 	/**
-	 * Adds the stamp and size of each block cached at {@code cutoff} or before, as {@code {stamp, size}}, to
-	 * {@code stamps}.
+	 * Adds the stamp and size of each block in the stacks cached at {@code cutoff} or before, as {@code {stamp,
+	 * size}}, to {@code stamps}.
 	 */
 	void collectStamps(List<long[]> stamps, long cutoff) {
 		for (int c = 0; c < this.classes; c++) {
@@ -248,12 +267,16 @@ final class Stripe extends StripeState {
 				}
 			}
 		}
-		if (lastStamp() <= cutoff) {
-			stamps.add(new long[] { this.lastStamp, this.last.size });
+	}
+
+	/** Hands the last block, if any, to {@code cached} with its stamp; under the stripe's lock. */
+	void collectLast(ObjLongConsumer<Block> cached) {
+		if (this.last != null) {
+			cached.accept(this.last, this.lastStamp);
 		}
 	}
 
-	/** Hands each cached block to {@code cached} with its stamp; under the stripe's lock. */
+	/** Hands each block in the stacks to {@code cached} with its stamp; under the stripe's lock. */
 	void collect(ObjLongConsumer<Block> cached) {
 		for (int c = 0; c < this.classes; c++) {
 			for (int i = 0; i < this.sizes[PAD + c]; i++) {
@@ -261,12 +284,9 @@ final class Stripe extends StripeState {
 				cached.accept(this.stacks[c][slot], this.stamps[c][slot]);
 			}
 		}
-		if (this.last != null) {
-			cached.accept(this.last, this.lastStamp);
-		}
 	}
 
-	/** Takes every cached block into {@code blocks} and takes no more. */
+	/** Takes every block in the stacks into {@code blocks}, and keeps no more, in the stacks or as the last. */
 	void close(List<Block> blocks) {
 		this.closed = true;
 		for (int c = 0; c < this.classes; c++) {
@@ -274,6 +294,11 @@ final class Stripe extends StripeState {
 				blocks.add(block);
 			}
 		}
+	}
+
+	/** Takes the last block into {@code blocks}, and keeps no more, in the stacks or as the last. */
+	void closeLast(List<Block> blocks) {
+		this.closed = true;
 		Block kept = takeLast();
 		if (kept != null) {
 			blocks.add(kept);
@@ -353,10 +378,10 @@ abstract class StripeState extends Padding {
 	/** Whether the last request of a class above the free lists' asked for {@link #returnedSize}. */
 	boolean repeating;
 
-	/** Bytes of the blocks in all stacks and of {@link #last}. */
+	/** Bytes of the blocks in all stacks. */
 	long cachedBytes;
 
-	/** Set by {@link Stripe#close(List)}: the stripe takes no more blocks. */
+	/** Set by {@link Stripe#close} or {@link Stripe#closeLast}: the stripe takes no more blocks. */
 	boolean closed;
 
 	StripeState(int classes, int cachedClasses, PoolCounters.Cell counts, int sweepReturns, int pad) {

@@ -15,14 +15,16 @@ import io.gpumem.pool.arena.Tier;
 import io.gpumem.pool.diagnostics.PoolRecorder;
 
 /**
- * A pool's tiers and the routes between them. A request's block is looked for in the tiers in order (its
- * class's free list, the next class's where the policy lets a miss borrow it, the arena's free spans; above
- * the top class the large blocks) before the allocator is asked for a new one; a returned block goes through
- * the free lists, which count it and keep it where the {@link CachePolicy} allows, and on to the arena or
- * the large blocks; a trim asks each tier in {@link #trimOrder() declared order} to let go of what it keeps
- * until the pool caches no more than it should.
+ * A pool's tiers and the routes between them, a {@link Route} per class decided when the pool is made: a request's
+ * block is looked for where its route's hit looks (the class's free list, or the stripe's last block), then in the
+ * tiers of its miss in order (its class's free list, the next class's where the policy lets a miss borrow it, the
+ * arena's free spans, or above the top class the large blocks) before the allocator is asked for a new one; a
+ * returned block reaches the tier its route names first (the free lists or the last blocks, which count it and keep
+ * it where the {@link CachePolicy} allows), and the tier whose memory it is otherwise. What a tier above the arena lets
+ * go of is handed down here ({@link Beneath}), and nowhere else. A trim asks each tier in {@link #trimOrder() declared
+ * order} to let go of what it keeps until the pool caches no more than it should.
  */
-final class Tiers {
+final class Tiers implements Beneath {
 
 	private final SizeClassLadder ladder;
 
@@ -37,6 +39,11 @@ final class Tiers {
 	private final StatisticsAllocator reserved;
 
 	private final FreeLists front;
+
+	private final LastBlocks lasts;
+
+	/** The route of each class, {@link Block#ABOVE_TOP_CLASS} first: at {@code classIndex + 1}. */
+	private final Route[] routes;
 
 	/** The shelves of the pool's users, trimmed first. */
 	private final List<KeyedShelf> shelves = new CopyOnWriteArrayList<>();
@@ -65,7 +72,54 @@ final class Tiers {
 		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
 				config.mappingStepBytes(), counters, this.policy::front);
 		this.large = new LargeBlocks(allocator, counters);
-		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this.arena, this.large);
+		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this);
+		this.lasts = this.front.lastBlocks();
+		this.routes = new Route[this.ladder.count() + 1];
+		for (int c = Block.ABOVE_TOP_CLASS; c < this.ladder.count(); c++) {
+			this.routes[c + 1] = routeOf(c);
+		}
+	}
+
+	/**
+	 * The route of a class (or {@link Block#ABOVE_TOP_CLASS}). A class the free lists keep hits its stack, and on a
+	 * miss looks in its stacks where blocks came back, in the next class's where it may borrow, then in the arena; a
+	 * larger class hits the stripe's last block and cuts from the arena; above the top class a request hits nothing and
+	 * looks in the arena where its segments are ranges, which serve any size, else in the large blocks.
+	 */
+	private Route routeOf(int classIndex) {
+		if (this.policy.front(classIndex)) {
+			List<Route.Look> looks = new ArrayList<>();
+			looks.add((size, home, returned) -> returned ? this.front.take(classIndex, size, home) : null);
+			if (this.policy.upgrades(classIndex)) {
+				looks.add((size, home, returned) -> this.front.take(classIndex + 1, size, home));
+			}
+			looks.addAll(cuts(classIndex));
+			return new Route(Route.Hit.STACK, this.ladder.size(classIndex), List.copyOf(looks), this.front, this.arena);
+		}
+		if (classIndex != Block.ABOVE_TOP_CLASS) {
+			return new Route(Route.Hit.LAST, 0, cuts(classIndex), this.lasts, this.arena);
+		}
+		if (this.arena.expandable()) {
+			return new Route(Route.Hit.NONE, 0, cuts(classIndex), this.front, this.arena);
+		}
+		return new Route(Route.Hit.NONE, 0,
+				List.of((size, home, returned) -> this.large.take(classIndex, size, home)), this.front, this.large);
+	}
+
+	/**
+	 * The looks of a miss in the arena: its free spans, and again once the stripes' last blocks went down where they
+	 * lie in the spans the class is cut from.
+	 */
+	private List<Route.Look> cuts(int classIndex) {
+		Route.Look cut = (size, home, returned) -> this.arena.take(classIndex, size, home);
+		if (!this.arena.cutBesideLarger(classIndex)) {
+			return List.of(cut);
+		}
+		return List.of(cut, (size, home, returned) -> this.lasts.handDownEvery() ? cut.take(size, home, returned) : null);
+	}
+
+	private Route route(int classIndex) {
+		return this.routes[classIndex + 1];
 	}
 
 	/**
@@ -73,20 +127,20 @@ final class Tiers {
 	 * limit, else its size.
 	 */
 	long blockSize(int classIndex, long bytes) {
-		return this.policy.front(classIndex) ? this.ladder.size(classIndex) : bytes;
+		return route(classIndex).blockSize(bytes);
 	}
 
 	/**
 	 * The hit path: counts the request of {@code bytes} of a class (or {@link Block#ABOVE_TOP_CLASS}) on stripe {@code
-	 * home}, and takes a cached block of it, for a larger class the stripe's last returned where it is of the
-	 * request's size; null when there is none.
+	 * home}, and takes a cached block of it where its route's hit looks; null when there is none.
 	 */
 	Block hit(int classIndex, long bytes, int home) {
-		if (this.policy.front(classIndex)) {
+		Route.Hit hit = route(classIndex).hit;
+		if (hit == Route.Hit.STACK) {
 			return this.front.hit(classIndex, bytes, home);
 		}
-		if (classIndex != Block.ABOVE_TOP_CLASS) {
-			return this.front.hitLast(classIndex, bytes, Arena.spanSize(bytes), home);
+		if (hit == Route.Hit.LAST) {
+			return this.lasts.hit(classIndex, bytes, Arena.spanSize(bytes), home);
 		}
 		this.front.countRequest(classIndex, bytes, home);
 		return null;
@@ -98,46 +152,27 @@ final class Tiers {
 	}
 
 	/**
-	 * A block the tiers keep for a request of {@code size} bytes ({@link #blockSize}) that missed the hit path,
-	 * in their order, the class's own free list only when blocks have come back since ({@code returned}); null
-	 * when the allocator must be asked. Before that, the stripes' last blocks above the free lists' classes go back
-	 * to the arena, so that memory of one size serves another before any is allocated. A class the free lists keep
-	 * counts its use: its stripe had none of its blocks.
+	 * A block the tiers keep for a request of {@code size} bytes ({@link #blockSize}) that missed the hit path, from
+	 * the looks of its route's miss ({@code returned}: whether blocks have come back since the last miss); null when
+	 * the allocator must be asked. A class the free lists keep counts its use: its stripe had none of its blocks.
 	 */
 	Block cached(int classIndex, long size, int home, boolean returned) {
-		if (!this.policy.front(classIndex)) {
-			return take((classIndex == Block.ABOVE_TOP_CLASS) ? aboveTop() : this.arena, classIndex, size, home);
-		}
-		Block block = returned ? this.front.take(classIndex, size, home) : null;
-		if (block == null && this.policy.upgrades(classIndex)) {
-			block = this.front.take(classIndex + 1, size, home);
-		}
-		block = (block != null) ? block : take(this.arena, classIndex, size, home);
-		this.counters.countUse(classIndex, false);
-		return block;
-	}
-
-	/**
-	 * A block {@code tier} keeps for the request, taken again once the stripes' last blocks went back to the arena
-	 * where they lie in the spans it is cut from.
-	 */
-	private Block take(Tier tier, int classIndex, long size, int home) {
-		Block block = tier.take(classIndex, size, home);
-		if (block == null && tier == this.arena && this.arena.cutBesideLarger(classIndex)
-				&& this.front.giveBackLast()) {
-			block = tier.take(classIndex, size, home);
+		Route route = route(classIndex);
+		Block block = route.miss(size, home, returned);
+		if (route.front()) {
+			this.counters.countUse(classIndex, false);
 		}
 		return block;
 	}
 
 	/**
-	 * A new block from the allocator: cut from the arena, or above the top class a block of its own where the
-	 * arena's segments are allocations.
+	 * A new block from the allocator, by the tier its route names the owner: cut from the arena, or a large block of
+	 * its own.
 	 * @throws io.gpumem.memory.GpuOutOfMemoryException if the allocator refuses
 	 */
 	Block allocate(int classIndex, long size) {
-		Block block = (classIndex != Block.ABOVE_TOP_CLASS || aboveTop() == this.arena)
-				? this.arena.allocate(classIndex, size, tick()) : this.large.allocate(size);
+		Block block = (route(classIndex).owner == this.arena) ? this.arena.allocate(classIndex, size, tick())
+				: this.large.allocate(size);
 		this.counters.notePeak(reservedBytes());
 		return block;
 	}
@@ -153,10 +188,11 @@ final class Tiers {
 		long room = this.policy.room(classIndex, Arena.spanSize(classSize), this.front.cachedBuffers(classIndex),
 				cachedAgainst(classIndex));
 		int added = (int) Math.min(count, room);
-		if (!this.policy.front(classIndex)) {
+		boolean front = route(classIndex).front();
+		if (!front) {
 			this.arena.grow(classSize, added, stamp);
 		}
-		for (int i = 0; this.policy.front(classIndex) && i < added; i++) {
+		for (int i = 0; front && i < added; i++) {
 			Block block = allocate(classIndex, classSize);
 			if (!this.front.add(block, stamp, i)) {
 				this.arena.giveBack(block, -1, stamp, false);
@@ -167,20 +203,21 @@ final class Tiers {
 	}
 
 	/**
-	 * Takes a returned block back from stripe {@code home}: kept in the free lists where the policy allows, else given
-	 * to the arena or the large blocks ({@link FreeLists#beneath}); as a block above the free lists' classes comes back,
-	 * what is cached beyond {@code max-cached} goes back to the allocator, the oldest large blocks first (two closes at
-	 * once may each have found room for theirs), then free segments.
+	 * Takes a returned block back from stripe {@code home}: to the tier its route names first, which keeps it where
+	 * the policy allows, else to the tier whose memory it is; as a block above the free lists' classes comes back,
+	 * what is cached beyond {@code max-cached} goes back to the allocator, the oldest large blocks first (two closes
+	 * at once may each have found room for theirs), then free segments.
 	 */
 	void giveBack(Block block, int home) {
+		Route route = route(block.classIndex);
 		long stamp = this.clock;
-		boolean cache = mayCache(block);
-		boolean kept = this.front.giveBack(block, home, stamp, cache);
-		if (kept && this.policy.front(block.classIndex)) {
+		boolean cache = mayCache(block, route);
+		boolean kept = route.first.giveBack(block, home, stamp, cache && route.keepsFirst());
+		if (kept && route.front()) {
 			return;
 		}
 		if (!kept) {
-			this.front.beneath(block).giveBack(block, home, stamp, cache);
+			route.owner.giveBack(block, home, stamp, cache);
 		}
 		if (reservedBytes() > this.policy.maxBytes()) {
 			long excess = this.policy.excess(cachedBytes());
@@ -197,9 +234,9 @@ final class Tiers {
 	 * Whether a returned block may be kept, with room under the caps. Where even every block reserved counted as
 	 * cached leaves room, nothing cached is counted.
 	 */
-	boolean mayCache(Block block) {
+	private boolean mayCache(Block block, Route route) {
 		int classIndex = block.classIndex;
-		boolean front = this.policy.front(classIndex);
+		boolean front = route.front();
 		return this.policy.fits(classIndex, block.size, front ? this.arena.keptBuffers(classIndex) - 1 : 0,
 				reservedBytes() - block.size)
 				|| this.policy.fits(classIndex, block.size, front ? this.front.cachedBuffers(classIndex) : 0,
@@ -213,12 +250,12 @@ final class Tiers {
 
 	/**
 	 * The cached bytes {@code max-cached} weighs keeping a block of a class (or {@link Block#ABOVE_TOP_CLASS}) against:
-	 * for a front class, what the free lists and shelves hold, since a block cut from a segment holds its span whether it
-	 * is kept or given back to the arena; for any other, all that is cached, since its block or segment could go back
-	 * to the allocator when it is not kept.
+	 * for a front class, what the free lists, the last blocks and the shelves hold ({@link #cachedAboveArena}), since a
+	 * block cut from a segment holds its span whether it is kept or given back to the arena; for any other, all that is
+	 * cached, since its block or segment could go back to the allocator when it is not kept.
 	 */
 	private long cachedAgainst(int classIndex) {
-		return this.policy.front(classIndex) ? cachedAboveArena() : cachedBytes();
+		return route(classIndex).front() ? cachedAboveArena() : cachedBytes();
 	}
 
 	/**
@@ -241,12 +278,12 @@ final class Tiers {
 
 	/**
 	 * The order a trim goes through the tiers: the shelves (what users set aside), the large blocks (each a
-	 * whole allocation given back), the arena's free segments, then the free lists, whose blocks free segments
-	 * only as their neighbours come free.
+	 * whole allocation given back), the arena's free segments, the stripes' last blocks, then the free lists, whose
+	 * blocks free segments only as their neighbours come free.
 	 */
 	private List<Tier> trimOrder() {
 		List<Tier> order = new ArrayList<>(this.shelves);
-		order.addAll(List.of(this.large, this.arena, this.front));
+		order.addAll(List.of(this.large, this.arena, this.lasts, this.front));
 		return order;
 	}
 
@@ -269,24 +306,32 @@ final class Tiers {
 		this.shelves.remove(shelf);
 	}
 
+	/** Hands a block a tier above the arena lets go of to the tier whose memory it is, as free since {@code stamp}. */
+	@Override
+	public void handDown(Block block, int home, long stamp) {
+		route(block.classIndex).owner.giveBack(block, home, stamp, false);
+	}
+
 	/**
-	 * Takes back blocks a shelf lets go of, as free since {@code cutoff}: a block cut from the arena into it, which
-	 * gives back what is free until it covers {@code bytes}; a large block of its own to the allocator.
+	 * Takes back blocks a tier above the arena (a shelf, the free lists, the last blocks) lets go of, as free since
+	 * {@code cutoff}: a block cut from the arena to it, which gives back what is free until it covers {@code bytes}; a
+	 * large block of its own to the allocator.
 	 * @return the bytes the allocator got back
 	 */
-	long giveBackAll(List<Block> blocks, long bytes, long cutoff) {
-		List<Block> classBlocks = new ArrayList<>();
+	@Override
+	public long handDownAll(List<Block> blocks, long bytes, long cutoff) {
+		List<Block> cut = new ArrayList<>();
 		long freed = 0;
 		for (Block block : blocks) {
-			if (block.span != null) {
-				classBlocks.add(block);
+			if (route(block.classIndex).owner == this.arena) {
+				cut.add(block);
 			}
 			else {
 				this.large.giveBack(block, -1, cutoff, false);
 				freed += block.size;
 			}
 		}
-		return freed + this.arena.giveBackAll(classBlocks, Math.max(0, bytes - freed), cutoff);
+		return freed + this.arena.giveBackAll(cut, Math.max(0, bytes - freed), cutoff);
 	}
 
 	/** Counts the return of a block that goes onto a shelf rather than back through the free lists. */
@@ -304,14 +349,12 @@ final class Tiers {
 		return this.reserved.currentBytes();
 	}
 
-	/** Above the top class: the arena where its segments are ranges, which serve any size; else large blocks. */
-	private Tier aboveTop() {
-		return this.arena.expandable() ? this.arena : this.large;
-	}
-
-	/** Bytes cached in the free lists and on the shelves: those a trim moves into the arena before it frees them. */
+	/**
+	 * Bytes cached in the free lists, as last blocks and on the shelves: those a trim moves into the arena before it
+	 * frees them.
+	 */
 	long cachedAboveArena() {
-		long cached = this.front.cachedBytes();
+		long cached = this.front.cachedBytes() + this.lasts.cachedBytes();
 		for (KeyedShelf shelf : this.shelves) {
 			cached += shelf.cachedBytes();
 		}

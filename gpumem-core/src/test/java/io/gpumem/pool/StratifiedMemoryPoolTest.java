@@ -168,6 +168,25 @@ class StratifiedMemoryPoolTest {
 	}
 
 	@Test
+	void anIdleTrimGivesBackAStripesLastBlockOnlyOnceItHasLainIdleLongEnough() {
+		AtomicLong now = new AtomicLong();
+		StratifiedMemoryPool pool = pool(
+				PoolConfig.builder("test").stripes(1).idleTrimAfter(Duration.ofHours(1)).ticker(now::get));
+		pool.acquire(300_001).close();
+		pool.acquire(300_001).close();
+		assertThat(pool.statistics().cachedBuffers()).as("the stripe's last block").isEqualTo(1);
+		now.addAndGet(Duration.ofMinutes(40).toNanos());
+		assertThat(pool.trimIdle()).as("idle 40 minutes of the hour").isZero();
+		assertThat(pool.statistics().cachedBuffers()).isEqualTo(1);
+		now.addAndGet(Duration.ofMinutes(40).toNanos());
+		pool.trimIdle();
+		assertThat(pool.statistics().cachedBuffers()).isZero();
+		assertThat(pool.statistics().trimmedBytes()).as("its segment, nothing else in it")
+			.isEqualTo(PoolConfig.DEFAULT_SEGMENT_BYTES);
+		assertThat(this.allocator.statistics().currentBytes()).isZero();
+	}
+
+	@Test
 	void requestsAboveTheTopClassAreCachedAndReusedWithinTheMargin() {
 		StratifiedMemoryPool pool = pool(config().sizeClasses(256, 1024));
 		PooledBuffer large = pool.acquire(5000);

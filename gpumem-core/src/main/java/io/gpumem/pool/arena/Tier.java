@@ -3,11 +3,12 @@ package io.gpumem.pool.arena;
 import java.util.function.ObjLongConsumer;
 
 /**
- * One place a pool keeps memory ready to lend: the front free lists, the arena's free spans, the large blocks,
- * a shelf. The pool takes from its tiers in order before it allocates, gives a returned block to the tier it
- * belongs to, and trims by asking each tier in turn to release what it keeps, least recently used first.
- * What a tier lets go goes to the one beneath it: the free lists' and shelves' blocks to the arena (or, above
- * the top class, to the large blocks), the arena's whole free segments and the large blocks to the allocator.
+ * One place a pool keeps memory ready to lend: the front free lists, the stripes' last blocks, the arena's free spans,
+ * the large blocks, a shelf. The pool takes from its tiers in the order a request's route gives before it allocates,
+ * gives a returned block to the tier its route names, and trims by asking each tier in turn to release what it keeps,
+ * least recently used first. What a tier lets go goes to the one beneath it: the free lists', last blocks' and
+ * shelves' blocks to the arena (or, above the top class, to the large blocks), the arena's whole free segments and the
+ * large blocks to the allocator.
  */
 public interface Tier {
 
@@ -19,8 +20,8 @@ public interface Tier {
 
 	/**
 	 * Takes back a block returned at {@code stamp} on the pool's clock: keeps it where {@code cache} allows and
-	 * the tier is open, and hands it to the tier beneath otherwise, but for the free lists, the first tier a return
-	 * reaches, which leave a block they do not keep to the pool's router of takes and returns.
+	 * the tier is open, and hands it to the tier beneath otherwise, but for the first tier a return reaches (the free
+	 * lists, the last blocks), which leaves a block it does not keep to the pool's routes.
 	 * @return whether this tier kept it
 	 */
 	boolean giveBack(Block block, int home, long stamp, boolean cache);
