@@ -144,21 +144,12 @@ final class FreeLists implements Tier {
 	}
 
 	/**
-	 * Hands the least recently cached blocks down, in passes until the arena has given back {@code bytes} of whole
-	 * segments (a block freed beside one still lent frees no segment): each pass finds the stamp below which the
-	 * oldest blocks cover what is left, and takes them from the bottoms of the stacks.
+	 * Hands the least recently cached blocks down ({@link Beneath#handDownOldest}): each pass finds the stamp below
+	 * which the oldest blocks cover what is left, and takes them from the bottoms of the stacks.
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = 0;
-		for (int pass = 0; pass < 4 && released < bytes; pass++) {
-			List<Block> oldest = removeOldest(bytes - released, cutoff);
-			if (oldest.isEmpty()) {
-				break;
-			}
-			released += this.beneath.handDownAll(oldest, bytes - released, cutoff);
-		}
-		return released;
+		return this.beneath.handDownOldest(bytes, cutoff, this::removeOldest);
 	}
 
 	/** Bytes cached in all classes; a recent value unless no thread is acquiring or releasing. */

@@ -122,24 +122,15 @@ final class LastBlocks implements Tier {
 	}
 
 	/**
-	 * Hands down the last blocks kept at {@code cutoff} or before, the least recently kept first, in passes until the
-	 * arena has given back {@code bytes} of whole segments (a block freed beside one still lent frees no segment), as
-	 * the free lists do.
+	 * Hands down the last blocks kept at {@code cutoff} or before, the least recently kept first
+	 * ({@link Beneath#handDownOldest}).
 	 */
 	@Override
 	public long release(long bytes, long cutoff) {
-		long released = 0;
-		for (int pass = 0; pass < 4 && released < bytes; pass++) {
-			List<Block> oldest = removeOldest(bytes - released, cutoff);
-			if (oldest.isEmpty()) {
-				break;
-			}
-			released += this.beneath.handDownAll(oldest, bytes - released, cutoff);
-		}
-		return released;
+		return this.beneath.handDownOldest(bytes, cutoff, this::removeOldest);
 	}
 
-	/** Takes out the least recently kept last blocks kept at {@code cutoff} or before, until they cover {@code bytes}. */
+	/** Takes out the oldest last blocks kept at {@code cutoff} or before, until they cover {@code bytes}. */
 	private List<Block> removeOldest(long bytes, long cutoff) {
 		List<Stamped> candidates = new ArrayList<>();
 		for (Stripe stripe : this.stripes) {

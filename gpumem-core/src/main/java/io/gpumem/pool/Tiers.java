@@ -115,7 +115,8 @@ final class Tiers implements Beneath {
 		if (!this.arena.cutBesideLarger(classIndex)) {
 			return List.of(cut);
 		}
-		return List.of(cut, (size, home, returned) -> this.lasts.handDownEvery() ? cut.take(size, home, returned) : null);
+		Route.Look again = (size, home, returned) -> this.lasts.handDownEvery() ? cut.take(size, home, returned) : null;
+		return List.of(cut, again);
 	}
 
 	private Route route(int classIndex) {
