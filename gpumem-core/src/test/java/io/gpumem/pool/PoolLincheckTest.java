@@ -1,5 +1,7 @@
 package io.gpumem.pool;
 
+import java.util.ArrayList;
+import java.util.List;
 
 import org.jetbrains.lincheck.datastructures.IntGen;
 import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
@@ -21,7 +23,9 @@ import static org.jetbrains.lincheck.datastructures.ManagedStrategyGuaranteeKt.f
  * every acquire of a free slot is served, every buffer closed reads the byte written to it, whatever sleep or wake
  * ran meanwhile, every statistics read is consistent ({@code inUseBytes + cachedBytes == reservedBytes}, and
  * reserved never above what the allocator held during the read), and the books are exact once all is closed. Any
- * deadlock, livelock or exception fails the test.
+ * deadlock, livelock or exception fails the test. Over expandable segments the same runs again on a range made
+ * fragmented before the actors: two live blocks with unmapped steps between them, so that acquires cut from the
+ * free spans beside a live block or map steps among them, and trims unmap what the actors mapped there.
  */
 @Tag(AdmissionLincheckTest.MODEL_CHECKER)
 class PoolLincheckTest {
@@ -29,7 +33,18 @@ class PoolLincheckTest {
 	@ParameterizedTest
 	@EnumSource(PoolSetup.class)
 	void modelChecking(PoolSetup each) {
+		check(each, false);
+	}
+
+	@ParameterizedTest
+	@EnumSource(names = { "HOST_EXPANDABLE", "CUDA_EXPANDABLE" })
+	void modelCheckingOverFragmentedSegments(PoolSetup each) {
+		check(each, true);
+	}
+
+	private static void check(PoolSetup each, boolean fragmented) {
 		Lending.setup = each;
+		Lending.fragmented = fragmented;
 		new ModelCheckingOptions().iterations(4)
 			.invocationsPerIteration(40)
 			.threads(2)
@@ -51,10 +66,26 @@ class PoolLincheckTest {
 		/** A free list's class, a class cut from the arena's segments, and a block that spans granules. */
 		private static final long[] SIZES = { 3 << 10, 300 << 10, 3 * MIB };
 
+		/**
+		 * What a fragmented pool lends before the actors, in address order: a 2 MiB block, then 300 KiB alone in the
+		 * second granule of the first step, the rest of that step, a whole step, and 3.5 MiB from the third step's
+		 * boundary; the {@link #KEPT} stay lent to the end, the others are closed and trimmed. The trim leaves the
+		 * second step unmapped between the two kept blocks and the first step's run mapped, shared by a live block and
+		 * a free granule: the actors' 300 KiB cut from the free spans, their 3 MiB map steps in the hole or past the
+		 * end.
+		 */
+		private static final long[] STREWN = { 2 * MIB, 300 << 10, 2 * MIB - (300 << 10), 4 * MIB, 7 * MIB / 2 };
+
+		/** Which of {@link #STREWN} stay lent. */
+		private static final List<Integer> KEPT = List.of(1, 4);
+
 		/** The setup each instance opens, set before each check. */
 		private static volatile PoolSetup setup;
 
-		private final GpuBackend backend = setup.open(16 * MIB);
+		/** Whether each instance's pool is made fragmented before the actors, set before each check. */
+		private static volatile boolean fragmented;
+
+		private final GpuBackend backend = setup.open(fragmented ? 32 * MIB : 16 * MIB);
 
 		private final HeldAllocator held = new HeldAllocator(setup.allocator(this.backend));
 
@@ -67,8 +98,53 @@ class PoolLincheckTest {
 		/** What each slot holds: a buffer lent, or nothing. */
 		private final LincheckSlots slots = new LincheckSlots(3);
 
+		/** Whether this pool is made fragmented at its first operation. */
+		private final boolean strews = fragmented;
+
+		/** The blocks a fragmented pool keeps lent throughout, once strewn. */
+		private volatile List<PooledBuffer> strewn = List.of();
+
+		/**
+		 * Strews a fragmented pool at its first operation, the init part's: strewn by the constructor, the driver's
+		 * objects would be hashed there by identity hash codes other than those the model checker fixes for them in
+		 * the runs (Lincheck substitutes them), and its sets would lose them.
+		 */
+		private void strewFirst() {
+			if (this.strews && this.strewn.isEmpty()) {
+				synchronized (this) {
+					if (this.strewn.isEmpty()) {
+						this.strewn = strew();
+					}
+				}
+			}
+		}
+
+		/**
+		 * Lends {@link #STREWN}, marks the {@link #KEPT} with their place, closes the others and trims: the range's
+		 * mapped bytes fall, with the kept blocks' steps left mapped apart.
+		 * @return the blocks kept lent
+		 */
+		private List<PooledBuffer> strew() {
+			List<PooledBuffer> kept = new ArrayList<>();
+			List<PooledBuffer> closed = new ArrayList<>();
+			for (int i = 0; i < STREWN.length; i++) {
+				PooledBuffer buffer = this.pool.acquire(STREWN[i]);
+				buffer.copyFrom(0, new byte[] { (byte) kept.size() }, 0, 1);
+				(KEPT.contains(i) ? kept : closed).add(buffer);
+			}
+			closed.forEach(PooledBuffer::close);
+			long mapped = this.held.held();
+			this.pool.trim(0);
+			if (this.held.held() >= mapped || this.pool.statistics().inUseBytes() == 0) {
+				throw new IllegalStateException("the range was not left fragmented: " + this.held.held() + " of "
+						+ mapped + " bytes still mapped after the trim, " + this.pool.statistics());
+			}
+			return kept;
+		}
+
 		@Operation
 		public String acquire(@Param(name = "slot") int slot, @Param(name = "size") int size) {
+			strewFirst();
 			if (!this.slots.fill(slot)) {
 				return "occupied";
 			}
@@ -80,6 +156,7 @@ class PoolLincheckTest {
 
 		@Operation
 		public String close(@Param(name = "slot") int slot) {
+			strewFirst();
 			Object held = this.slots.take(slot);
 			if (held == null) {
 				return "empty";
@@ -94,12 +171,14 @@ class PoolLincheckTest {
 
 		@Operation
 		public void trim(@Param(name = "size") int keep) {
+			strewFirst();
 			this.pool.trim(SIZES[keep] - SIZES[0]);
 		}
 
 		/** A sleep, offloading; over fixed segments, refused while a buffer is lent. */
 		@Operation
 		public void sleep() {
+			strewFirst();
 			try {
 				this.pool.sleep(SleepMode.OFFLOAD);
 			}
@@ -112,12 +191,14 @@ class PoolLincheckTest {
 
 		@Operation
 		public void wake() {
+			strewFirst();
 			this.pool.wake();
 		}
 
 		/** Whether a statistics read is consistent in itself and with what the allocator held while it ran. */
 		@Operation
 		public boolean consistent() {
+			strewFirst();
 			this.held.mark();
 			PoolStatistics statistics = this.pool.statistics();
 			return statistics.inUseBytes() + statistics.cachedBytes() == statistics.reservedBytes()
@@ -135,8 +216,18 @@ class PoolLincheckTest {
 
 		@Validate
 		public void booksAreExact() {
+			strewFirst();
 			for (int slot = 0; slot < this.slots.count(); slot++) {
 				close(slot);
+			}
+			for (int i = 0; i < this.strewn.size(); i++) {
+				byte[] first = new byte[1];
+				this.strewn.get(i).copyTo(0, first, 0, 1);
+				if (first[0] != i) {
+					throw new IllegalStateException("a block lent throughout lost its bytes: read " + first[0]
+							+ " where " + i + " was written");
+				}
+				this.strewn.get(i).close();
 			}
 			PoolStatistics statistics = this.pool.statistics();
 			long heldBeforeClose = this.held.held();
