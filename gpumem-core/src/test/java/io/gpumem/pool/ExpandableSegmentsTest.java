@@ -46,7 +46,8 @@ class ExpandableSegmentsTest {
 
 	/**
 	 * Keeps every third buffer of 400 mixed requests of 1 KiB to 8 MiB and trims: every stretch still mapped holds
-	 * part of a live block, the device holds just those stretches, and a request of all the device's free memory but
+	 * part of a live block, every live block still reads the bytes written at its ends (a run it shares with free
+	 * spans stays mapped), the device holds just those stretches, and a request of all the device's free memory but
 	 * a granule fits, on a device only a quarter larger than the sequence's peak: no segment boundary fragments what
 	 * a trim gave back.
 	 */
@@ -67,6 +68,7 @@ class ExpandableSegmentsTest {
 		});
 		assertThat(snapshot.segments().stream().mapToLong(PoolSnapshot.SegmentView::bytes).sum())
 			.isEqualTo(pool.reservedBytes());
+		assertThat(fragmented.live).allSatisfy((buffer) -> assertThat(ends(buffer)).isEqualTo(mark(buffer)));
 
 		long free = backend.allocator(MemoryKind.DEVICE).memoryInfo().freeBytes();
 		try (PooledBuffer large = pool.acquire(free - GRANULE)) {
@@ -233,7 +235,11 @@ class ExpandableSegmentsTest {
 		SplittableRandom random = new SplittableRandom(400);
 		List<PooledBuffer> all = new ArrayList<>();
 		for (int i = 0; i < 400; i++) {
-			all.add(pool.acquire((long) Math.exp(Math.log(1024) + random.nextDouble() * Math.log(8192))));
+			PooledBuffer buffer = pool.acquire((long) Math.exp(Math.log(1024) + random.nextDouble() * Math.log(8192)));
+			byte[] mark = mark(buffer);
+			buffer.copyFrom(0, mark, 0, 1);
+			buffer.copyFrom(buffer.size() - 1, mark, 1, 1);
+			all.add(buffer);
 		}
 		long peak = pool.reservedBytes();
 		List<PooledBuffer> live = new ArrayList<>();
@@ -254,6 +260,19 @@ class ExpandableSegmentsTest {
 			backend.close();
 		}
 		return new Fragmented(pool, live, peak, freed);
+	}
+
+	/** What {@link #fragment} writes at the first and the last byte of a buffer: its size's two low bytes. */
+	private static byte[] mark(PooledBuffer buffer) {
+		return new byte[] { (byte) buffer.size(), (byte) (buffer.size() >>> 8) };
+	}
+
+	/** The first and the last byte of a buffer. */
+	private static byte[] ends(PooledBuffer buffer) {
+		byte[] ends = new byte[2];
+		buffer.copyTo(0, ends, 0, 1);
+		buffer.copyTo(buffer.size() - 1, ends, 1, 1);
+		return ends;
 	}
 
 	/** Trims {@code pool} to nothing, which must leave the device holding nothing of it, and closes both. */
