@@ -45,6 +45,33 @@ class ExpandableSegmentsTest {
 	}
 
 	/**
+	 * A request cut from the back of a free span, where the back is mapped and the front is not, leaves the front
+	 * free to serve: a request of all that is left maps only the granules under it, not a run past the live block.
+	 */
+	@ParameterizedTest
+	@MethodSource("backends")
+	void aRequestCutFromTheMappedBackOfAFreeSpanLeavesItsFrontToServe(LongFunction<GpuBackend> backends) {
+		GpuBackend backend = backends.apply(64L << 20);
+		StratifiedMemoryPool pool = pool(backend);
+		PooledBuffer first = pool.acquire(STEP);
+		PooledBuffer second = pool.acquire(STEP / 2 + STEP / 8);
+		PooledBuffer live = pool.acquire(300 << 10);
+		first.close();
+		second.close();
+		pool.trim(0);
+		assertThat(pool.reservedBytes()).as("the first step unmapped, the second kept by the live block")
+			.isEqualTo(STEP);
+
+		PooledBuffer back = pool.acquire(1L << 20);
+		assertThat(pool.reservedBytes()).as("cut from the mapped back").isEqualTo(STEP);
+		PooledBuffer front = pool.acquire(STEP + STEP / 2 + STEP / 8 - (1L << 20));
+		assertThat(pool.reservedBytes()).as("the front mapped, nothing past the live block").isEqualTo(2 * STEP);
+
+		List.of(front, back, live).forEach(PooledBuffer::close);
+		trimToNothingAndClose(pool, backend);
+	}
+
+	/**
 	 * Keeps every third buffer of 400 mixed requests of 1 KiB to 8 MiB and trims: every stretch still mapped holds
 	 * part of a live block, every live block still reads the bytes written at its ends (a run it shares with free
 	 * spans stays mapped), the device holds just those stretches, and a request of all the device's free memory but
