@@ -125,6 +125,29 @@ class GranuleMappingTest {
 	}
 
 	/**
+	 * A close while another thread maps granules waits for the map to end before it gives back what is free: the
+	 * driver would refuse to free a range with a mapping under way.
+	 */
+	@Test
+	void aCloseWhileAnotherThreadMapsWaitsForTheMapToEnd() throws Exception {
+		this.hold.call.set("cuMemCreate");
+		Future<Block> growing = this.other.submit(() -> this.arena.allocate(0, 3 * MIB, 0));
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the other thread maps").isTrue();
+
+		FutureTask<Block> close = waiting(() -> {
+			this.arena.close();
+			return null;
+		});
+		assertThat(close).as("waits for the map").isNotDone();
+
+		this.hold.resume.countDown();
+		Block grown = growing.get(10, TimeUnit.SECONDS);
+		close.get(10, TimeUnit.SECONDS);
+		assertThat(this.driver.usedBytes(0)).as("the lent block's granules").isEqualTo(2 * GRANULE);
+		this.arena.giveBack(grown, 0, 0, false);
+	}
+
+	/**
 	 * A device full but for the granules a trim is unmapping: a request the device refuses meanwhile waits for the
 	 * unmap and tries again, rather than fail while the memory it needs is on its way back.
 	 */
