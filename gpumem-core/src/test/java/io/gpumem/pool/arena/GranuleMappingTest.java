@@ -18,6 +18,7 @@ import org.junit.jupiter.api.Test;
 
 import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.CudaException;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.memory.Allocation;
 import io.gpumem.memory.MemoryAllocator;
@@ -26,6 +27,7 @@ import io.gpumem.pool.arena.Arena;
 import io.gpumem.pool.arena.Block;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -44,8 +46,14 @@ class GranuleMappingTest {
 	/** A second call held, once armed, while the first is. */
 	private final Hold secondHold = new Hold();
 
+	/** The call the driver refuses once, as it begins, where one is set. */
+	private final AtomicReference<String> refused = new AtomicReference<>();
+
 	private final FakeCudaDriver driver = new FakeCudaDriver(64 * MIB)
 		.pausingMemoryCalls((call) -> {
+			if (this.refused.compareAndSet(call, null)) {
+				throw new CudaException(call, 1, "CUDA_ERROR_INVALID_VALUE");
+			}
 			if (!this.hold.pause(call)) {
 				this.secondHold.pause(call);
 			}
@@ -145,6 +153,28 @@ class GranuleMappingTest {
 		close.get(10, TimeUnit.SECONDS);
 		assertThat(this.driver.usedBytes(0)).as("the lent block's granules").isEqualTo(2 * GRANULE);
 		this.arena.giveBack(grown, 0, 0, false);
+	}
+
+	/**
+	 * An unmap the driver refuses leaves its run mapped and counted, and the runs after it too: their spans lend
+	 * again without a map, and a later trim gives them back.
+	 */
+	@Test
+	void anUnmapTheDriverRefusesLeavesTheRunsMappedAndCounted() {
+		this.arena.giveBack(this.arena.allocate(0, 3 * MIB, 0), 0, 0, false);
+		this.refused.set("cuMemUnmap");
+
+		assertThatExceptionOfType(CudaException.class)
+			.isThrownBy(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
+		assertThat(this.arena.segmentBytes()).as("both granules")
+			.isEqualTo(2 * GRANULE)
+			.isEqualTo(this.driver.usedBytes(0));
+		Block again = this.arena.take(0, 3 * MIB, 0);
+		assertThat(again).as("the span, mapped").isNotNull();
+		again.allocation.fill(0, again.size, (byte) 7);
+		this.arena.giveBack(again, 0, 0, false);
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(2 * GRANULE);
+		assertThat(this.driver.usedBytes(0)).isZero();
 	}
 
 	/**
