@@ -73,6 +73,28 @@ class ArenaTest {
 		assertThat(this.arena.take(0, SEGMENT, 0)).as("nothing free is that large").isNull();
 	}
 
+	/**
+	 * A span lends the block last made of it again while it fits, and a block of its own once it was cut or merged
+	 * since, or is lent for another class.
+	 */
+	@Test
+	void aSpanLendsItsBlockAgainOnlyWhileTheBlockFits() {
+		Block whole = this.arena.allocate(0, 8 * KIB, 0);
+		this.arena.giveBack(whole, 0, 0, false);
+		Block half = this.arena.take(0, 4 * KIB, 0);
+		assertThat(half.span).as("cut anew from the merged span").isSameAs(whole.span);
+		assertThat(half).isNotSameAs(whole);
+		assertThat(half.size).isEqualTo(half.allocation.size()).isEqualTo(4 * KIB);
+
+		this.arena.giveBack(half, 0, 0, false);
+		assertThat(this.arena.take(0, 4 * KIB, 0)).as("the same cut, the same class").isSameAs(half);
+		this.arena.giveBack(half, 0, 0, false);
+		Block otherClass = this.arena.take(1, 4 * KIB, 0);
+		assertThat(otherClass).isNotSameAs(half);
+		assertThat(otherClass.classIndex).isEqualTo(1);
+		this.arena.giveBack(otherClass, 0, 0, false);
+	}
+
 	@Test
 	void aFreedSpanCoalescesWithBothFreeNeighbours() {
 		List<Span> spans = cut(4 * KIB, 4 * KIB, 4 * KIB, 4 * KIB, SEGMENT - 16 * KIB);
