@@ -76,6 +76,9 @@ class PoolLincheckTest {
 		 */
 		private static final long[] STREWN = { 2 * MIB, 300 << 10, 2 * MIB - (300 << 10), 4 * MIB, 7 * MIB / 2 };
 
+		/** The step the blocks of {@link #STREWN} are mapped in: the default. */
+		private static final long STEP = PoolConfig.DEFAULT_MAPPING_STEP_BYTES;
+
 		/** Which of {@link #STREWN} stay lent. */
 		private static final List<Integer> KEPT = List.of(1, 4);
 
@@ -120,8 +123,8 @@ class PoolLincheckTest {
 		}
 
 		/**
-		 * Lends {@link #STREWN}, marks the {@link #KEPT} with their place, closes the others and trims: the range's
-		 * mapped bytes fall, with the kept blocks' steps left mapped apart.
+		 * Lends {@link #STREWN}, marks the {@link #KEPT} with their place, closes the others and trims: of the three
+		 * steps mapped, the two the kept blocks lie in stay, apart.
 		 * @return the blocks kept lent
 		 */
 		private List<PooledBuffer> strew() {
@@ -135,9 +138,10 @@ class PoolLincheckTest {
 			closed.forEach(PooledBuffer::close);
 			long mapped = this.held.held();
 			this.pool.trim(0);
-			if (this.held.held() >= mapped || this.pool.statistics().inUseBytes() == 0) {
+			if (mapped != 3 * STEP || this.held.held() != 2 * STEP) {
 				throw new IllegalStateException("the range was not left fragmented: " + this.held.held() + " of "
-						+ mapped + " bytes still mapped after the trim, " + this.pool.statistics());
+						+ mapped + " bytes still mapped after the trim, where the two kept blocks' steps were to stay, "
+						+ this.pool.statistics());
 			}
 			return kept;
 		}
