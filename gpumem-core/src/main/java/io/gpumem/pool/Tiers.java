@@ -26,6 +26,10 @@ import io.gpumem.pool.diagnostics.PoolRecorder;
  */
 final class Tiers implements Beneath {
 
+	private static final System.Logger LOGGER = System.getLogger(StratifiedMemoryPool.class.getName());
+
+	private final String name;
+
 	private final SizeClassLadder ladder;
 
 	private final CachePolicy policy;
@@ -63,6 +67,7 @@ final class Tiers implements Beneath {
 	 * bytes they hold, which the statistics and history read too.
 	 */
 	Tiers(MemoryAllocator allocator, StatisticsAllocator reserved, PoolConfig config, PoolCounters counters) {
+		this.name = config.name();
 		this.reserved = reserved;
 		this.ticker = config.ticker();
 		this.clock = this.ticker.getAsLong();
@@ -206,8 +211,7 @@ final class Tiers implements Beneath {
 	/**
 	 * Takes a returned block back from stripe {@code home}: to the tier its route names first, which keeps it where
 	 * the policy allows, else to the tier whose memory it is; as a block above the free lists' classes comes back,
-	 * what is cached beyond {@code max-cached} goes back to the allocator, the oldest large blocks first (two closes
-	 * at once may each have found room for theirs), then free segments.
+	 * what is cached beyond {@code max-cached} goes back to the allocator ({@link #releaseExcess}).
 	 */
 	void giveBack(Block block, int home) {
 		Route route = route(block.classIndex);
@@ -221,6 +225,18 @@ final class Tiers implements Beneath {
 			route.owner.giveBack(block, home, stamp, cache);
 		}
 		if (reservedBytes() > this.policy.maxBytes()) {
+			releaseExcess();
+		}
+	}
+
+	/**
+	 * Gives back what is cached beyond {@code max-cached} as a block comes back (two closes at once may each have
+	 * found room for theirs), the oldest large blocks first, then free segments. The block's lend has ended whatever
+	 * happens here: where the driver refuses, the refusal is logged rather than thrown at the close, and what it
+	 * refused to unmap stays cached for a later trim.
+	 */
+	private void releaseExcess() {
+		try {
 			long excess = this.policy.excess(cachedBytes());
 			if (excess > 0) {
 				excess -= this.large.release(excess, Long.MAX_VALUE);
@@ -228,6 +244,10 @@ final class Tiers implements Beneath {
 			if (excess > 0) {
 				this.arena.release(excess, Long.MAX_VALUE);
 			}
+		}
+		catch (RuntimeException ex) {
+			LOGGER.log(System.Logger.Level.WARNING, "Pool '" + this.name + "' could not give back what it caches "
+					+ "beyond max-cached as a buffer came back; it stays cached for a later trim", ex);
 		}
 	}
 

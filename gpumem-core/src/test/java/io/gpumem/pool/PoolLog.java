@@ -18,6 +18,10 @@ public final class PoolLog implements AutoCloseable {
 
 	private final List<String> messages = new CopyOnWriteArrayList<>();
 
+	private final List<Throwable> thrown = new CopyOnWriteArrayList<>();
+
+	private final boolean printed;
+
 	private final Handler handler;
 
 	private PoolLog(Class<?> source, Level level) {
@@ -29,6 +33,9 @@ public final class PoolLog implements AutoCloseable {
 				if (record.getLevel().intValue() >= level.intValue()) {
 					PoolLog.this.messages.add((record.getParameters() == null) ? record.getMessage()
 							: MessageFormat.format(record.getMessage(), record.getParameters()));
+					if (record.getThrown() != null) {
+						PoolLog.this.thrown.add(record.getThrown());
+					}
 				}
 			}
 
@@ -42,6 +49,7 @@ public final class PoolLog implements AutoCloseable {
 
 		};
 		this.logger.addHandler(this.handler);
+		this.printed = this.logger.getUseParentHandlers();
 	}
 
 	/** Starts capturing what the pools log at {@code level} or above. */
@@ -54,6 +62,17 @@ public final class PoolLog implements AutoCloseable {
 		return new PoolLog(source, level);
 	}
 
+	/** Keeps what is captured from the console until closed: a test that logs on purpose, many times. */
+	public PoolLog quiet() {
+		this.logger.setUseParentHandlers(false);
+		return this;
+	}
+
+	/** The failures logged with the messages captured so far, in order. */
+	public List<Throwable> thrown() {
+		return List.copyOf(this.thrown);
+	}
+
 	/** The messages captured so far, in order. */
 	public List<String> messages() {
 		return List.copyOf(this.messages);
@@ -62,6 +81,7 @@ public final class PoolLog implements AutoCloseable {
 	@Override
 	public void close() {
 		this.logger.removeHandler(this.handler);
+		this.logger.setUseParentHandlers(this.printed);
 	}
 
 }

@@ -13,9 +13,11 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 
 import java.util.function.Supplier;
+import java.util.logging.Level;
 import java.util.stream.Stream;
 
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
@@ -24,6 +26,7 @@ import io.gpumem.allocator.StatisticsAllocator;
 import io.gpumem.allocator.TrackingAllocator;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.CudaException;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.GpuOutOfMemoryException;
@@ -47,6 +50,9 @@ class PoolStressTest {
 
 	private static final long CAPACITY = 256L << 20;
 
+	/** One unmap in this many is refused where the driver refuses some. */
+	private static final int UNMAPS_REFUSED = 10;
+
 	/** Sizes above the free lists' classes that half the requests repeat, so that stripes keep their last blocks. */
 	private static final long[] REPEATED = { 300_000, 1_000_000 };
 
@@ -66,7 +72,7 @@ class PoolStressTest {
 	@ParameterizedTest
 	@MethodSource("memories")
 	void concurrentAcquireReleaseAndTrimKeepOwnershipAndAccountingExact(Memory memory) throws Exception {
-		Result result = run(memory, null);
+		Result result = run(memory, null, RefusedUnmaps.NONE);
 		assertThat(result.failures).isZero();
 	}
 
@@ -79,12 +85,34 @@ class PoolStressTest {
 	@ParameterizedTest
 	@MethodSource("memories")
 	void aFailingAllocatorLosesNothingAndFailsOnlyWithOurException(Memory memory) throws Exception {
-		Result result = run(memory, memory.expandable() ? 0.2 : 0.01);
+		Result result = run(memory, memory.expandable() ? 0.2 : 0.01, RefusedUnmaps.NONE);
 		assertThat(result.failures).isPositive();
 		assertThat(result.statistics.allocationFailures()).isEqualTo(result.failures);
 	}
 
-	private Result run(Memory memory, Double faultProbability) throws Exception {
+	/**
+	 * On the fake driver refusing one unmap in {@value #UNMAPS_REFUSED} over expandable segments, as a failed device
+	 * does: a close never fails for the trim beyond it, an acquire or a trim that unmaps fails with the driver's error,
+	 * and the runs refused stay mapped and counted, so the books balance to the byte.
+	 */
+	@Test
+	void aDriverRefusingUnmapsFailsOnlyWhatUnmapsAndLosesNothing() throws Exception {
+		RefusedUnmaps unmaps = new RefusedUnmaps(UNMAPS_REFUSED, Long.getLong("gpumem.seed", 0) + 77);
+		try (PoolLog log = PoolLog.capture(Level.WARNING).quiet()) {
+			Result result = run(new Memory(() -> unmaps.open(CAPACITY), true), null, unmaps);
+			long logged = RefusedUnmaps.refusalsIn(log.thrown());
+			assertThat(result.refusedTrims).as("trims the driver refused").isPositive();
+			assertThat(logged).as("refusals beyond a close, logged").isPositive();
+			assertThat(unmaps.refused()).as("each refusal thrown at a trim or an acquire, or logged by a close")
+				.isEqualTo(unmaps.reported() + logged);
+		}
+	}
+
+	/**
+	 * @param faultProbability the share of allocations refused, or null for none
+	 * @param unmaps the driver's refusals of unmaps, ended before the pool closes
+	 */
+	private Result run(Memory memory, Double faultProbability, RefusedUnmaps unmaps) throws Exception {
 		GpuBackend backend = memory.backend().get();
 		MemoryAllocator device = memory.expandable() ? backend.virtualMemory().allocator()
 				: backend.allocator(MemoryKind.DEVICE);
@@ -113,16 +141,23 @@ class PoolStressTest {
 		List<Future<?>> workers = new ArrayList<>();
 		for (int t = 0; t < THREADS; t++) {
 			long workerSeed = seed + t;
-			workers.add(executor.submit(() -> work(pool, workerSeed, start, failures)));
+			workers.add(executor.submit(() -> work(pool, workerSeed, start, failures, unmaps)));
 		}
 		AtomicLong trimmed = new AtomicLong();
+		AtomicLong refusedTrims = new AtomicLong();
 		Future<?> trimmer = executor.submit(() -> {
 			SplittableRandom random = new SplittableRandom(seed + 1234);
 			start.await();
 			while (running.get()) {
-				long released = pool.trim(random.nextLong(4L << 20));
-				assertThat(released).as("what a trim says it released").isNotNegative();
-				trimmed.addAndGet(released);
+				try {
+					long released = pool.trim(random.nextLong(4L << 20));
+					assertThat(released).as("what a trim says it released").isNotNegative();
+					trimmed.addAndGet(released);
+				}
+				catch (CudaException ex) {
+					unmaps.report(ex);
+					refusedTrims.incrementAndGet();
+				}
 				Thread.sleep(1);
 			}
 			return null;
@@ -156,12 +191,13 @@ class PoolStressTest {
 		assertThat(allocator.statistics().currentBytes()).isEqualTo(stats.reservedBytes());
 		assertThat(tracking.outstandingBytes()).isEqualTo(stats.reservedBytes());
 		assertThat(stats.cachedBytes()).isLessThanOrEqualTo(8L << 20);
+		unmaps.end();
 		pool.close();
 		assertThat(allocator.statistics().currentBytes()).isZero();
 		assertThat(tracking.outstanding()).isEmpty();
 		assertThat(backend.memoryInfo().freeBytes()).isEqualTo(CAPACITY);
 		backend.close();
-		return new Result(stats, failures.get());
+		return new Result(stats, failures.get(), refusedTrims.get());
 	}
 
 	/**
@@ -169,8 +205,8 @@ class PoolStressTest {
 	 * and at an offset drawn for the loan, and checked before release, so a buffer lent twice, or two buffers lent
 	 * over each other, show as a wrong canary.
 	 */
-	private static Void work(StratifiedMemoryPool pool, long seed, CountDownLatch start, AtomicLong failures)
-			throws InterruptedException {
+	private static Void work(StratifiedMemoryPool pool, long seed, CountDownLatch start, AtomicLong failures,
+			RefusedUnmaps unmaps) throws InterruptedException {
 		SplittableRandom random = new SplittableRandom(seed);
 		PooledBuffer[] held = new PooledBuffer[4];
 		long[] canaries = new long[4];
@@ -191,6 +227,11 @@ class PoolStressTest {
 				buffer = pool.acquire(size);
 			}
 			catch (GpuOutOfMemoryException ex) {
+				failures.incrementAndGet();
+				continue;
+			}
+			catch (CudaException ex) {
+				unmaps.report(ex);
 				failures.incrementAndGet();
 				continue;
 			}
@@ -222,7 +263,7 @@ class PoolStressTest {
 		assertThat(word[0]).as("canary at the end of %s", buffer).isEqualTo(canary);
 	}
 
-	private record Result(PoolStatistics statistics, long failures) {
+	private record Result(PoolStatistics statistics, long failures, long refusedTrims) {
 	}
 
 	record Memory(Supplier<GpuBackend> backend, boolean expandable) {
