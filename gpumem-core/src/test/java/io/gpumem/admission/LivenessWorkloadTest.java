@@ -15,21 +15,26 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.logging.Level;
 
 import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.cuda.CudaException;
 import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.GpuRetryOutOfMemoryException;
 import io.gpumem.pool.HeldAllocator;
 import io.gpumem.pool.LeakDetection;
 import io.gpumem.pool.PoolConfig;
+import io.gpumem.pool.PoolLog;
 import io.gpumem.pool.PoolSetup;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.PooledBuffer;
+import io.gpumem.pool.RefusedUnmaps;
 import io.gpumem.pool.StratifiedMemoryPool;
 
 import static org.assertj.core.api.Assertions.assertThat;
@@ -53,6 +58,9 @@ class LivenessWorkloadTest {
 	private static final int REQUESTS = 150;
 
 	private static final long CAPACITY = 96 * MIB;
+
+	/** One unmap in this many is refused where the driver refuses some. */
+	private static final int UNMAPS_REFUSED = 10;
 
 	/** What the machine may add to a wait before a request is called hung: a slow CI core, a garbage collection. */
 	private static final long MARGIN_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -78,7 +86,31 @@ class LivenessWorkloadTest {
 		long seed = Long.getLong("gpumem.seed", System.nanoTime());
 		System.out.println("LivenessWorkloadTest " + setup + " seed: " + seed + " (replay with -Dgpumem.seed=" + seed
 				+ ")");
-		this.backend = setup.open(CAPACITY);
+		run(setup, setup.open(CAPACITY), RefusedUnmaps.NONE, seed);
+	}
+
+	/**
+	 * The same workload over expandable segments on the fake driver refusing one unmap in {@value #UNMAPS_REFUSED}, as
+	 * a failed device does: a request or trim that unmaps may fail with the driver's error, within its wait; every
+	 * refusal reaches a caller or the pool's log, and the runs refused stay counted, so the books are exact.
+	 */
+	@Test
+	void everyRequestEndsWithinItsWaitAndTheBooksAreExactWhileTheDriverRefusesUnmaps() throws Exception {
+		long seed = Long.getLong("gpumem.seed", System.nanoTime());
+		System.out.println("LivenessWorkloadTest refusing unmaps seed: " + seed + " (replay with -Dgpumem.seed=" + seed
+				+ ")");
+		RefusedUnmaps unmaps = new RefusedUnmaps(UNMAPS_REFUSED, seed - 1);
+		try (PoolLog log = PoolLog.capture(Level.WARNING).quiet()) {
+			run(PoolSetup.CUDA_EXPANDABLE, unmaps.open(CAPACITY), unmaps, seed);
+			assertThat(unmaps.refused()).as("unmaps refused, seed %d", seed)
+				.isPositive()
+				.isEqualTo(unmaps.reported() + RefusedUnmaps.refusalsIn(log.thrown()));
+		}
+	}
+
+	/** Runs the workload on {@code backend} as {@code setup} draws, the driver refusing {@code unmaps}. */
+	private void run(PoolSetup setup, GpuBackend backend, RefusedUnmaps unmaps, long seed) throws Exception {
+		this.backend = backend;
 		HeldAllocator held = new HeldAllocator(setup.allocator(this.backend));
 		this.pool = new StratifiedMemoryPool(held, PoolConfig.builder("device")
 			.maxWait(Duration.ofMillis(200))
@@ -93,7 +125,7 @@ class LivenessWorkloadTest {
 			SplittableRandom random = new SplittableRandom(seed + t);
 			workers.add(this.threads.submit(() -> {
 				for (int r = 0; r < REQUESTS; r++) {
-					request(random, admission, outcomes);
+					request(random, admission, outcomes, unmaps);
 				}
 				return null;
 			}));
@@ -105,6 +137,7 @@ class LivenessWorkloadTest {
 		}
 		finally {
 			running.set(false);
+			unmaps.end();
 		}
 		assertThat(reader.get(1, TimeUnit.MINUTES)).as("statistics reads, seed %d", seed).isPositive();
 		System.out.println("LivenessWorkloadTest " + setup + ": " + outcomes);
@@ -178,7 +211,7 @@ class LivenessWorkloadTest {
 	}
 
 	/** One request of a kind the random draws, timed against its wait. */
-	private void request(SplittableRandom random, GpuAdmission admission, Outcomes outcomes) {
+	private void request(SplittableRandom random, GpuAdmission admission, Outcomes outcomes, RefusedUnmaps unmaps) {
 		int kind = random.nextInt(100);
 		long start = System.nanoTime();
 		long waitNanos;
@@ -194,7 +227,7 @@ class LivenessWorkloadTest {
 			}
 			else if (kind < 88) {
 				name = "dropped";
-				waitNanos = dropped(random, admission, outcomes);
+				waitNanos = dropped(random, admission, outcomes, unmaps);
 			}
 			else if (kind < 95) {
 				name = "trim";
@@ -222,6 +255,12 @@ class LivenessWorkloadTest {
 			name = "out of memory";
 			waitNanos = TimeUnit.MILLISECONDS.toNanos(400);
 			assertThat(outOfMemory.getMessage()).startsWith("Out of DEVICE memory: tried to allocate");
+			outcomes.count(name);
+		}
+		catch (CudaException refused) {
+			unmaps.report(refused);
+			name = "unmap refused";
+			waitNanos = TimeUnit.MILLISECONDS.toNanos(3 * 2 * 200);
 			outcomes.count(name);
 		}
 		long took = System.nanoTime() - start;
@@ -270,7 +309,8 @@ class LivenessWorkloadTest {
 	}
 
 	/** A thread of its own acquires a buffer, or a permit with one, and ends without closing them. */
-	private long dropped(SplittableRandom random, GpuAdmission admission, Outcomes outcomes) {
+	private long dropped(SplittableRandom random, GpuAdmission admission, Outcomes outcomes,
+			RefusedUnmaps unmaps) {
 		boolean permit = random.nextBoolean();
 		long bytes = 1 + random.nextLong(4 * MIB);
 		Thread leaking = new Thread(() -> {
@@ -287,6 +327,10 @@ class LivenessWorkloadTest {
 			}
 			catch (GpuAdmissionException | GpuOutOfMemoryException refused) {
 				outcomes.count("dropped, refused first");
+			}
+			catch (CudaException refused) {
+				unmaps.report(refused);
+				outcomes.count("dropped, unmap refused first");
 			}
 		});
 		leaking.start();

@@ -87,16 +87,14 @@ final class GranuleMapping {
 				return;
 			}
 			catch (GpuOutOfMemoryException ex) {
-				if (ex.getSuppressed().length > 0) {
-					throw ex;
-				}
+				// the span's own granules may fit where the step did not
 			}
 		}
 		try {
 			granules.map(claim, false, this.allocator);
 		}
 		catch (GpuOutOfMemoryException ex) {
-			if (ex.getSuppressed().length > 0 || !this.unmaps.awaitUnderWay(ended)) {
+			if (!this.unmaps.awaitUnderWay(ended)) {
 				throw ex;
 			}
 			granules.map(claim, false, this.allocator);

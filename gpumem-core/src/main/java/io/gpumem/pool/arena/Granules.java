@@ -136,7 +136,8 @@ final class Granules {
 	 * {@link Claim#physical}, where {@code ahead} every granule claimed, else those its span touches: driver calls,
 	 * made outside the lock, that change nothing here. Where one fails, the runs mapped before are unmapped again, and
 	 * each left null but one whose unmap failed too.
-	 * @throws RuntimeException as the allocator or the range refuses, with the unmaps' failures suppressed
+	 * @throws RuntimeException as the allocator or the range refuses; where an unmap again is refused too, that
+	 * refusal, not an out-of-memory a caller would try again after, the failures before it suppressed
 	 */
 	void map(Claim claim, boolean ahead, MemoryAllocator allocator) {
 		int[] granules = claim.granules;
@@ -160,6 +161,7 @@ final class Granules {
 			}
 		}
 		catch (RuntimeException ex) {
+			RuntimeException failure = ex;
 			for (int i : runs) {
 				Allocation memory = physical[i];
 				try {
@@ -170,10 +172,11 @@ final class Granules {
 					}
 				}
 				catch (RuntimeException unmapping) {
-					ex.addSuppressed(unmapping);
+					unmapping.addSuppressed(failure);
+					failure = unmapping;
 				}
 			}
-			throw ex;
+			throw failure;
 		}
 	}
 

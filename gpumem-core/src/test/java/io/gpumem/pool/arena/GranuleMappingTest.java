@@ -21,6 +21,7 @@ import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.CudaException;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.GpuOutOfMemoryException;
 import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.arena.Arena;
@@ -175,6 +176,31 @@ class GranuleMappingTest {
 		this.arena.giveBack(again, 0, 0, false);
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(2 * GRANULE);
 		assertThat(this.driver.usedBytes(0)).isZero();
+	}
+
+	/**
+	 * A map the full device refuses partway, whose run mapped before it the driver then refuses to unmap again: the
+	 * request fails with the driver's refusal, the out-of-memory suppressed in it, not with an out-of-memory a caller
+	 * would try again after; the run left mapped stays counted, and a later trim gives it back.
+	 */
+	@Test
+	void aMapRefusedPartwayWhoseUnmapIsRefusedFailsWithTheRefusalAndKeepsItsRunCounted() {
+		List<Block> blocks = new ArrayList<>();
+		for (long held = 0; held < 60 * MIB; held += GRANULE) {
+			blocks.add(this.arena.allocate(0, GRANULE, 0));
+		}
+		this.refused.set("cuMemUnmap");
+
+		assertThatExceptionOfType(CudaException.class).isThrownBy(() -> this.arena.allocate(0, 3 * GRANULE, 0))
+			.satisfies((refusal) -> {
+				assertThat(refusal.call()).isEqualTo("cuMemUnmap");
+				assertThat(refusal.getSuppressed()).singleElement().isInstanceOf(GpuOutOfMemoryException.class);
+			});
+		assertThat(this.arena.segmentBytes()).as("the blocks' granules and the run whose unmap was refused")
+			.isEqualTo(62 * MIB)
+			.isEqualTo(this.driver.usedBytes(0));
+		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).isEqualTo(62 * MIB);
 	}
 
 	/**
