@@ -61,6 +61,17 @@ class ArenaTest {
 		assertThat(this.counters.reservedBytes(0)).as("the spans booked for their class").isEqualTo(768);
 	}
 
+	/** A cut that leaves one alignment's bytes of its span leaves them free, for the next request of that size. */
+	@Test
+	void aCutLeavingOneAlignmentLeavesItFree() {
+		Span most = allocate(SEGMENT - Arena.ALIGNMENT);
+		assertThat(most.size).isEqualTo(SEGMENT - Arena.ALIGNMENT);
+		assertThat(this.arena.cachedBytes()).isEqualTo(Arena.ALIGNMENT);
+		Span last = allocate(Arena.ALIGNMENT);
+		assertThat(last.segment).as("the segment's last bytes").isSameAs(most.segment);
+		assertThat(last.offset).isEqualTo(SEGMENT - Arena.ALIGNMENT);
+	}
+
 	@Test
 	void theBestFitIsTheSmallestFreeSpanThatHoldsTheRequest() {
 		List<Span> spans = cut(4 * KIB, 8 * KIB, 4 * KIB, 2 * KIB, 4 * KIB);
