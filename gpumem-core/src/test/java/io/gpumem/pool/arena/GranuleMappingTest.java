@@ -76,7 +76,9 @@ class GranuleMappingTest {
 		this.secondHold.resume.countDown();
 		this.other.shutdown();
 		assertThat(this.other.awaitTermination(10, TimeUnit.SECONDS)).isTrue();
-		this.arena.close();
+		assertThat(CompletableFuture.runAsync(this.arena::close))
+			.as("the close, which waits for every map and unmap under way to end")
+			.succeedsWithin(Duration.ofSeconds(30));
 		assertThat(this.driver.usedBytes(0)).as("every granule given back").isZero();
 		this.backend.close();
 	}
@@ -326,10 +328,14 @@ class GranuleMappingTest {
 		return request;
 	}
 
-	/** Runs {@code request} on a thread of its own, once that waits on a monitor or has ended. */
+	/**
+	 * Runs {@code request} on a thread of its own, a daemon, as one left waiting must not keep the tests' JVM alive,
+	 * once that waits on a monitor or has ended.
+	 */
 	private static FutureTask<Block> waiting(Callable<Block> request) throws InterruptedException {
 		FutureTask<Block> task = new FutureTask<>(request);
 		Thread thread = new Thread(task, "request");
+		thread.setDaemon(true);
 		thread.start();
 		await().atMost(Duration.ofMinutes(1)).until(() -> task.isDone() || thread.getState() == Thread.State.WAITING);
 		return task;
