@@ -104,13 +104,16 @@ final class GranuleMapping {
 	/**
 	 * Unmaps runs of granules free since {@code cutoff}, until they cover {@code bytes}: taken out under the lock
 	 * ({@link #takeFree}), unmapped outside it.
+	 * @return the bytes unmapped
+	 * @throws RuntimeException as the driver refuses, the runs it did not unmap mapped and held again
 	 */
 	long unmapFree(long bytes, long cutoff) {
 		Unmapping unmapping = new Unmapping();
 		synchronized (this.arena) {
 			takeFree(bytes, cutoff, unmapping);
 		}
-		return unmapping.bytes() - unmap(unmapping);
+		unmap(unmapping);
+		return unmapping.bytes();
 	}
 
 	/** Waits until no granule of the arena is being mapped or unmapped: at close, before its ranges go back. */
@@ -136,24 +139,24 @@ final class GranuleMapping {
 		}
 	}
 
-	/** Unmaps the granules taken out, outside the lock, then settles them under it: answers the bytes still mapped. */
-	private long unmap(Unmapping unmapping) {
+	/**
+	 * Unmaps the granules taken out, outside the lock, then settles them under it, those the driver refused to unmap
+	 * mapped and held again.
+	 */
+	private void unmap(Unmapping unmapping) {
 		if (unmapping.bytes() == 0) {
-			return 0;
+			return;
 		}
-		long mapped;
 		try {
 			unmapping.run(this.allocator);
 		}
 		finally {
 			synchronized (this.arena) {
-				mapped = unmapping.settle();
-				this.arena.hold(mapped);
+				this.arena.hold(unmapping.settle());
 				this.arena.notifyAll();
 			}
 			this.unmaps.add(-unmapping.bytes());
 		}
-		return mapped;
 	}
 
 	/** Waits on {@code monitor}, which the caller holds, until {@code done}, keeping an interrupt for later. */
