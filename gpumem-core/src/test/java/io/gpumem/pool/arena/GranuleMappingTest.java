@@ -223,6 +223,25 @@ class GranuleMappingTest {
 	}
 
 	/**
+	 * A request the full device refuses with no unmap under way, nor ended since it began, fails after one try: there
+	 * is nothing it could wait for, though unmaps ended before it.
+	 */
+	@Test
+	void aMapTheFullDeviceRefusesWithNoUnmapUnderWayFailsAfterOneTry() {
+		this.arena.giveBack(this.arena.allocate(0, GRANULE, 0), 0, 0, false);
+		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("an unmap ended before").isEqualTo(GRANULE);
+		List<Block> blocks = new ArrayList<>();
+		for (long held = 0; held < 64 * MIB; held += GRANULE) {
+			blocks.add(this.arena.allocate(0, GRANULE, 0));
+		}
+		int creates = this.driver.calls("cuMemCreate");
+
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.arena.allocate(0, GRANULE, 0));
+		assertThat(this.driver.calls("cuMemCreate") - creates).as("tries").isOne();
+		blocks.forEach((block) -> this.arena.giveBack(block, 0, 0, false));
+	}
+
+	/**
 	 * A request the full device refuses while a trim unmaps waits for that trim's granules only: an unmap begun
 	 * meanwhile by another trim, still under way, does not keep it waiting.
 	 */
