@@ -80,6 +80,7 @@ class GranuleMappingTest {
 			.as("the close, which waits for every map and unmap under way to end")
 			.succeedsWithin(Duration.ofSeconds(30));
 		assertThat(this.driver.usedBytes(0)).as("every granule given back").isZero();
+		assertThat(this.driver.liveAllocations()).as("every range and granule given back").isZero();
 		this.backend.close();
 	}
 
