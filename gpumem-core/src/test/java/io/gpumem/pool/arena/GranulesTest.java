@@ -143,6 +143,23 @@ class GranulesTest {
 		assertThat(this.granules.mappedBytes()).isEqualTo(4 * MIB);
 	}
 
+	/** A trim takes out free runs in address order until they cover its bytes, and no run more. */
+	@Test
+	void aTrimTakesOutRunsInOrderUntilTheyCoverItsBytes() {
+		mapAhead(0, 12 * MIB);
+		this.granules.freed(0, 12 * MIB, 1);
+
+		Unmapping unmapping = new Unmapping();
+		assertThat(this.granules.takeFree(0, 12 * MIB, 4 * MIB, Long.MAX_VALUE, unmapping)).as("a step's bytes")
+			.isEqualTo(4 * MIB);
+		assertThat(this.granules.runs()).as("the first step taken out").containsExactly(4 * MIB, 12 * MIB);
+		assertThat(this.granules.takeFree(0, 12 * MIB, 5 * MIB, Long.MAX_VALUE, unmapping)).as("more than a step's")
+			.isEqualTo(8 * MIB);
+		unmapping.run(this.physical);
+		unmapping.settle();
+		assertThat(this.granules.mappedBytes()).isZero();
+	}
+
 	/** Claims what {@code [from, to)} touches with the rest of its steps, maps it all and settles it. */
 	private Granules.Claim mapAhead(long from, long to) {
 		return map(from, to, 0, true);
