@@ -160,6 +160,30 @@ class GranulesTest {
 		assertThat(this.granules.mappedBytes()).isZero();
 	}
 
+	/** A span is busy where the last granule it touches is being unmapped, and not where none is. */
+	@Test
+	void aSpanWhoseLastGranuleIsBeingUnmappedIsBusy() {
+		mapAhead(0, 8 * MIB);
+		this.granules.freed(4 * MIB, 8 * MIB, 1);
+		Unmapping unmapping = new Unmapping();
+		assertThat(this.granules.takeFree(4 * MIB, 8 * MIB, Long.MAX_VALUE, Long.MAX_VALUE, unmapping))
+			.isEqualTo(4 * MIB);
+
+		assertThat(this.granules.busy(0, 4 * MIB)).as("the step before").isFalse();
+		assertThat(this.granules.busy(MIB, 4 * MIB + 1)).as("a byte into the step unmapped").isTrue();
+		unmapping.run(this.physical);
+		unmapping.settle();
+		assertThat(this.granules.busy(MIB, 4 * MIB + 1)).as("once unmapped").isFalse();
+	}
+
+	/** The range's last granule mapped ends a run of its own at the range's end. */
+	@Test
+	void theRangesLastGranuleEndsItsRun() {
+		mapAhead(31 * MIB, 32 * MIB);
+
+		assertThat(this.granules.runs()).containsExactly(28 * MIB, 32 * MIB);
+	}
+
 	/** Claims what {@code [from, to)} touches with the rest of its steps, maps it all and settles it. */
 	private Granules.Claim mapAhead(long from, long to) {
 		return map(from, to, 0, true);
