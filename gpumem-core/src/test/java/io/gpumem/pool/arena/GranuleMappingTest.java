@@ -188,10 +188,7 @@ class GranuleMappingTest {
 	 */
 	@Test
 	void aMapRefusedPartwayWhoseUnmapIsRefusedFailsWithTheRefusalAndKeepsItsRunCounted() {
-		List<Block> blocks = new ArrayList<>();
-		for (long held = 0; held < 60 * MIB; held += GRANULE) {
-			blocks.add(this.arena.allocate(0, GRANULE, 0));
-		}
+		List<Block> blocks = granuleBlocks(60 * MIB);
 		this.refused.set("cuMemUnmap");
 
 		assertThatExceptionOfType(CudaException.class).isThrownBy(() -> this.arena.allocate(0, 3 * GRANULE, 0))
@@ -231,10 +228,7 @@ class GranuleMappingTest {
 	void aMapTheFullDeviceRefusesWithNoUnmapUnderWayFailsAfterOneTry() {
 		this.arena.giveBack(this.arena.allocate(0, GRANULE, 0), 0, 0, false);
 		assertThat(this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE)).as("an unmap ended before").isEqualTo(GRANULE);
-		List<Block> blocks = new ArrayList<>();
-		for (long held = 0; held < 64 * MIB; held += GRANULE) {
-			blocks.add(this.arena.allocate(0, GRANULE, 0));
-		}
+		List<Block> blocks = granuleBlocks(64 * MIB);
 		int creates = this.driver.calls("cuMemCreate");
 
 		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> this.arena.allocate(0, GRANULE, 0));
@@ -330,15 +324,22 @@ class GranuleMappingTest {
 	 * thread, whose first unmap is held: the trim.
 	 */
 	private Future<Long> fillAndTrimTwoGranules(List<Block> blocks) throws InterruptedException {
-		for (long held = 0; held < 64 * MIB; held += GRANULE) {
-			blocks.add(this.arena.allocate(0, GRANULE, 0));
-		}
+		blocks.addAll(granuleBlocks(64 * MIB));
 		this.arena.giveBack(blocks.remove(2), 0, 0, false);
 		this.arena.giveBack(blocks.remove(0), 0, 0, false);
 		this.hold.call.set("cuMemUnmap");
 		Future<Long> trim = this.other.submit(() -> this.arena.release(Long.MAX_VALUE, Long.MAX_VALUE));
 		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the trim unmaps").isTrue();
 		return trim;
+	}
+
+	/** Blocks of a granule each, lent until they hold {@code bytes}. */
+	private List<Block> granuleBlocks(long bytes) {
+		List<Block> blocks = new ArrayList<>();
+		for (long held = 0; held < bytes; held += GRANULE) {
+			blocks.add(this.arena.allocate(0, GRANULE, 0));
+		}
+		return blocks;
 	}
 
 	/** A request for two granules, which the full device refuses while the trim unmaps: it waits. */
