@@ -216,14 +216,16 @@ public final class FakeCudaDriver implements CudaDriver {
 		return pausingMemoryCalls((call) -> spend(switch (call) {
 			case "cuMemAlloc" -> alloc;
 			case "cuMemCreate" -> create;
-			default -> unmap;
+			case "cuMemUnmap" -> unmap;
+			default -> Duration.ZERO;
 		}));
 	}
 
 	/**
-	 * Makes {@code cuMemAlloc}, {@code cuMemCreate} and {@code cuMemUnmap} run {@code pause} with the call's name as
-	 * they begin, on the calling thread outside every lock of the fake: a test holds a call there to see what other
-	 * threads can do.
+	 * Makes {@code cuMemAlloc}, {@code cuMemCreate}, {@code cuMemUnmap} and the copies ({@code cuMemcpyHtoD},
+	 * {@code cuMemcpyDtoH} and the {@code Async} ones but the peers') run {@code pause} with the call's name as they
+	 * begin, on the calling thread outside every lock of the fake: a test holds a call there to see what other
+	 * threads can do, or refuses it by throwing.
 	 */
 	public FakeCudaDriver pausingMemoryCalls(Consumer<String> pause) {
 		this.pause = pause;
@@ -678,6 +680,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	public void copyArrayToDevice(Object device, Object array, long arrayByteOffset, long bytes) {
 		ElementType type = ElementType.of(array.getClass().getComponentType());
 		count("cuMemcpyHtoD");
+		this.pause.accept("cuMemcpyHtoD");
 		ByteBuffer target = region("cuMemcpyHtoD", device, bytes);
 		ByteBuffer staged = ByteBuffer.allocate((int) bytes).order(ByteOrder.nativeOrder());
 		ByteBufferAccess.copyIn(staged, 0, array, (int) (arrayByteOffset / type.bytes()), (int) (bytes / type.bytes()),
@@ -689,6 +692,7 @@ public final class FakeCudaDriver implements CudaDriver {
 	public void copyDeviceToArray(Object array, long arrayByteOffset, Object device, long bytes) {
 		ElementType type = ElementType.of(array.getClass().getComponentType());
 		count("cuMemcpyDtoH");
+		this.pause.accept("cuMemcpyDtoH");
 		ByteBuffer source = region("cuMemcpyDtoH", device, bytes);
 		synchronized (this.engine) {
 			int current = currentDevice("cuMemcpyDtoH");
@@ -986,6 +990,7 @@ public final class FakeCudaDriver implements CudaDriver {
 
 	private void copyAsync(String call, Object target, Object source, long bytes, Object stream) {
 		count(call);
+		this.pause.accept(call);
 		ByteBuffer to = region(call, target, bytes);
 		ByteBuffer from = region(call, source, bytes);
 		enqueue(call, stream, () -> to.put(0, from, 0, (int) bytes));

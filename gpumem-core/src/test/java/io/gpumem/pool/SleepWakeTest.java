@@ -5,6 +5,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.LongFunction;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -17,6 +18,7 @@ import org.junit.jupiter.params.provider.MethodSource;
 import io.gpumem.admission.GpuAdmission;
 import io.gpumem.backend.GpuBackend;
 import io.gpumem.cuda.CudaBackend;
+import io.gpumem.cuda.CudaException;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
@@ -349,6 +351,65 @@ class SleepWakeTest {
 		pool.close();
 	}
 
+	/**
+	 * A wake whose copy back fails, and the unmap of the memory it mapped for that copy refused too, fails with the
+	 * refusal, the copy's failure suppressed in it; the granule stays asleep, its memory mapped and held, and the next
+	 * wake copies its bytes back into it. The pool's books match the driver's throughout.
+	 */
+	@Test
+	void aWakeWhoseCopyBackFailsAndWhoseUnmapIsRefusedWakesAgainWithEveryByte() {
+		Set<String> refused = ConcurrentHashMap.newKeySet();
+		FakeCudaDriver driver = refusing(refused);
+		CudaBackend backend = CudaBackend.open(driver, 0);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.REFUSE);
+		Lent lent = lend(pool, 20);
+		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
+		long asleep = pool.reservedBytes();
+		assertThat(asleep).isEqualTo(used(backend));
+		refused.addAll(List.of("cuMemcpyHtoDAsync", "cuMemUnmap"));
+
+		assertThatExceptionOfType(CudaException.class).isThrownBy(pool::wake).satisfies((failure) -> {
+			assertThat(failure.call()).isEqualTo("cuMemUnmap");
+			assertThat(failure.getSuppressed()).singleElement()
+				.satisfies((copy) -> assertThat(((CudaException) copy).call()).isEqualTo("cuMemcpyHtoDAsync"));
+		});
+		assertThat(refused).isEmpty();
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(pool.reservedBytes()).as("the granule mapped for the copy, held").isEqualTo(used(backend))
+			.isGreaterThan(asleep);
+		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
+
+		assertThat(pool.wake().restoredBytes()).isEqualTo(sleep.offloadedBytes());
+		lent.assertIntact();
+		assertThat(pool.reservedBytes()).isEqualTo(used(backend));
+		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
+		lent.closeAll();
+		pool.close();
+		assertThat(used(backend)).isZero();
+		backend.close();
+		assertThat(driver.liveAllocations()).isZero();
+	}
+
+	/** A pool closed while asleep gives back, with the rest, the memory a wake mapped and could not unmap again. */
+	@Test
+	void aPoolClosedWhileAsleepGivesBackWhatAWakeCouldNotUnmap() {
+		Set<String> refused = ConcurrentHashMap.newKeySet();
+		FakeCudaDriver driver = refusing(refused);
+		CudaBackend backend = CudaBackend.open(driver, 0);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.REFUSE);
+		Lent lent = lend(pool, 20);
+		pool.sleep(SleepMode.OFFLOAD);
+		refused.addAll(List.of("cuMemcpyHtoDAsync", "cuMemUnmap"));
+		assertThatExceptionOfType(CudaException.class).isThrownBy(pool::wake);
+
+		pool.close();
+
+		lent.closeAll();
+		assertThat(used(backend)).isZero();
+		backend.close();
+		assertThat(driver.liveAllocations()).isZero();
+	}
+
 	/** A second sleep and a wake of an awake pool change nothing. */
 	@Test
 	void sleepingTwiceAndWakingAnAwakePoolChangeNothing() {
@@ -362,6 +423,15 @@ class SleepWakeTest {
 		lent.assertIntact();
 		lent.closeAll();
 		pool.close();
+	}
+
+	/** A fake driver of 1 GiB that refuses the next call of each name in {@code refused}, taking it out. */
+	private static FakeCudaDriver refusing(Set<String> refused) {
+		return new FakeCudaDriver(1L << 30).pausingMemoryCalls((call) -> {
+			if (refused.remove(call)) {
+				throw new CudaException(call, 1, "CUDA_ERROR_INVALID_VALUE");
+			}
+		});
 	}
 
 	private static StratifiedMemoryPool pool(GpuBackend backend, SleepOnAcquire onAcquire) {

@@ -211,7 +211,7 @@ public final class Arena extends Padding implements Tier {
 	/**
 	 * Maps again at their offsets the granules a sleep unmapped, copying their bytes back where they were offloaded.
 	 * @return the bytes mapped again, and of them the bytes copied back
-	 * @throws RuntimeException as the allocator or the driver refuses, the granules not mapped kept for the next wake
+	 * @throws RuntimeException as the allocator or the driver refuses, the granules not woken kept for the next wake
 	 */
 	public long[] wake() {
 		if (!expandable()) {
@@ -227,7 +227,7 @@ public final class Arena extends Padding implements Tier {
 		return this.sleeping.offloadedBytes();
 	}
 
-	/** The bytes of the granules asleep: unmapped by a sleep under lent spans, not yet mapped again. */
+	/** The bytes of the granules asleep: unmapped by a sleep under lent spans, not yet woken. */
 	public long sleepingBytes() {
 		if (!expandable()) {
 			return 0;

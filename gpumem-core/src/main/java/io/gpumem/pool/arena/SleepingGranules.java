@@ -75,7 +75,7 @@ final class SleepingGranules {
 		finally {
 			for (int i = 0; i < unmapping.done(); i++) {
 				Unmapping.Entry entry = entries.get(i);
-				this.asleep.add(new Asleep(entry.granules(), entry.index(), entry.physical().size(), copies[i]));
+				this.asleep.add(new Asleep(entry.granules(), entry.index(), entry.physical().size(), copies[i], null));
 				this.offloadedBytes += (copies[i] != null) ? copies[i].bytes() : 0;
 			}
 			synchronized (arena) {
@@ -131,15 +131,16 @@ final class SleepingGranules {
 		long restored = 0;
 		while (!this.asleep.isEmpty()) {
 			Asleep granule = this.asleep.get(this.asleep.size() - 1);
-			Allocation physical = granule.granules.mapRun(granule.index, granule.bytes, allocator);
+			Allocation physical = (granule.mapped != null) ? granule.mapped
+					: granule.granules.mapRun(granule.index, granule.bytes, allocator);
 			if (granule.copy != null) {
-				copyBack(granule, physical, allocator);
+				copyBack(granule, physical, allocator, arena);
 				restored += granule.copy.bytes();
 				this.offloadedBytes -= granule.copy.bytes();
 			}
 			this.asleep.remove(this.asleep.size() - 1);
 			synchronized (arena) {
-				arena.hold(granule.granules.settleRun(granule.index, granule.bytes, physical));
+				arena.hold(granule.granules.settleRun(granule.index, granule.bytes, physical) - granule.heldBytes());
 				arena.notifyAll();
 			}
 			mapped += physical.size();
@@ -150,27 +151,42 @@ final class SleepingGranules {
 		return new long[] { mapped, restored };
 	}
 
-	/** Copies a granule's offloaded bytes into the memory just mapped for it; where that fails, unmaps it again. */
-	private static void copyBack(Asleep granule, Allocation physical, MemoryAllocator allocator) {
+	/**
+	 * Copies a granule's offloaded bytes into the memory just mapped for it; where that fails, unmaps it again, and
+	 * where the driver refuses that too, keeps it asleep mapped, held by {@code arena}, for the next wake to copy into.
+	 * @throws RuntimeException the copy's failure, or the refused unmap with the copy's failure suppressed in it
+	 */
+	private void copyBack(Asleep granule, Allocation physical, MemoryAllocator allocator, Arena arena) {
 		try {
 			granule.copy.copyInto(granule.granules.view(granule.index, granule.bytes));
 		}
 		catch (RuntimeException ex) {
+			if (granule.mapped != null) {
+				throw ex;
+			}
 			try {
 				granule.granules.unmap(granule.index, physical);
-				allocator.free(physical);
 			}
 			catch (RuntimeException unmapping) {
-				ex.addSuppressed(unmapping);
+				this.asleep.set(this.asleep.size() - 1, granule.mappedTo(physical));
+				synchronized (arena) {
+					arena.hold(physical.size());
+				}
+				unmapping.addSuppressed(ex);
+				throw unmapping;
 			}
+			allocator.free(physical);
 			throw ex;
 		}
 	}
 
-	/** Drops every granule asleep, settled unmapped under the arena's lock, and its copy: a close. */
+	/**
+	 * Drops every granule asleep and its copy, a close: each settled under the arena's lock unmapped, or mapped where
+	 * a wake left it so, for the close to give back with the rest.
+	 */
 	void drop(Arena arena) {
 		synchronized (arena) {
-			this.asleep.forEach((granule) -> granule.granules.settleRun(granule.index, granule.bytes, null));
+			this.asleep.forEach((granule) -> granule.granules.settleRun(granule.index, granule.bytes, granule.mapped));
 			arena.notifyAll();
 		}
 		this.asleep.forEach((granule) -> {
@@ -182,8 +198,21 @@ final class SleepingGranules {
 		this.offloadedBytes = 0;
 	}
 
-	/** A run of granules asleep, from granule {@code index}: the copy of its bytes where offloaded, else null. */
-	private record Asleep(Granules granules, int index, long bytes, Offloaded copy) {
+	/**
+	 * A run of granules asleep, from granule {@code index}: the copy of its bytes where offloaded, else null; the
+	 * memory mapped to it where a wake could neither copy the bytes back nor unmap it again, else null.
+	 */
+	private record Asleep(Granules granules, int index, long bytes, Offloaded copy, Allocation mapped) {
+
+		Asleep mappedTo(Allocation physical) {
+			return new Asleep(this.granules, this.index, this.bytes, this.copy, physical);
+		}
+
+		/** The bytes the arena holds of it: those mapped to it. */
+		long heldBytes() {
+			return (this.mapped != null) ? this.mapped.size() : 0;
+		}
+
 	}
 
 	/** A granule's bytes in host memory: pinned memory, or an array of the Java heap. */
