@@ -1,6 +1,8 @@
 package io.gpumem.pool;
 
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Consumer;
@@ -12,8 +14,9 @@ import io.gpumem.cuda.FakeCudaDriver;
 import static org.assertj.core.api.Assertions.assertThat;
 
 /**
- * The fake driver's refusals of {@code cuMemUnmap}, as a failed device's: one in a given number, drawn from a seed,
- * until ended; each refusal must reach a caller of the pool ({@link #report}) or the pool's log, none lost.
+ * The fake driver's refusals of {@code cuMemUnmap}, and where asked of the copies between pinned memory and the
+ * device that a sleep and a wake make, as a failed device's: one in a given number, drawn from a seed, until ended;
+ * each refusal must reach a caller of the pool ({@link #report}) or the pool's log, none lost.
  */
 public final class RefusedUnmaps implements Consumer<String> {
 
@@ -22,7 +25,12 @@ public final class RefusedUnmaps implements Consumer<String> {
 
 	private static final String UNMAP = "cuMemUnmap";
 
+	/** The copies between pinned memory and the device: a sleep's offload, a wake's copy back. */
+	private static final Set<String> COPIES = Set.of("cuMemcpyDtoHAsync", "cuMemcpyHtoDAsync");
+
 	private final int oneIn;
+
+	private final Set<String> calls;
 
 	private final SplittableRandom random;
 
@@ -34,8 +42,23 @@ public final class RefusedUnmaps implements Consumer<String> {
 
 	/** Refuses one unmap in {@code oneIn}, drawn from {@code seed}, on the backends it opens ({@link #open}). */
 	public RefusedUnmaps(int oneIn, long seed) {
+		this(oneIn, seed, Set.of(UNMAP));
+	}
+
+	private RefusedUnmaps(int oneIn, long seed, Set<String> calls) {
 		this.oneIn = oneIn;
 		this.random = new SplittableRandom(seed);
+		this.calls = calls;
+	}
+
+	/**
+	 * Refuses one unmap in {@code oneIn}, and one copy between pinned memory and the device in {@code oneIn}, as a
+	 * sleep's offload and a wake's copy back are, drawn from {@code seed}.
+	 */
+	public static RefusedUnmaps andCopies(int oneIn, long seed) {
+		Set<String> calls = new HashSet<>(COPIES);
+		calls.add(UNMAP);
+		return new RefusedUnmaps(oneIn, seed, calls);
 	}
 
 	/**
@@ -52,7 +75,7 @@ public final class RefusedUnmaps implements Consumer<String> {
 
 	@Override
 	public void accept(String call) {
-		if (this == NONE || !call.equals(UNMAP) || this.ended) {
+		if (this == NONE || !this.calls.contains(call) || this.ended) {
 			return;
 		}
 		boolean refuse;
@@ -70,7 +93,7 @@ public final class RefusedUnmaps implements Consumer<String> {
 		this.ended = true;
 	}
 
-	/** How many unmaps were refused. */
+	/** How many calls were refused. */
 	public long refused() {
 		return this.refused.get();
 	}
@@ -106,7 +129,7 @@ public final class RefusedUnmaps implements Consumer<String> {
 	}
 
 	private static boolean isRefusal(Throwable failure) {
-		return failure instanceof CudaException cuda && cuda.call().equals(UNMAP);
+		return failure instanceof CudaException cuda && (cuda.call().equals(UNMAP) || COPIES.contains(cuda.call()));
 	}
 
 }
