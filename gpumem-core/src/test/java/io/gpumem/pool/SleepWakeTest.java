@@ -133,7 +133,7 @@ class SleepWakeTest {
 		long pinned = Arena.mappingStep(PoolConfig.DEFAULT_MAPPING_STEP_BYTES, GRANULE) + GRANULE;
 		GpuBackend backend = new HostBackend(0, 256L << 20, pinned);
 		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
-		Lent lent = lend(pool, 20);
+		Lent lent = lend(pool, 20).with(pool, (int) (2 * pinned));
 		SleepStatus.Sleep sleep = pool.sleep(SleepMode.OFFLOAD);
 		assertThat(sleep.offloadedBytes()).isGreaterThan(pinned);
 		assertThat(used(backend, MemoryKind.PINNED)).as("a step and a granule").isEqualTo(pinned);
@@ -481,6 +481,19 @@ class SleepWakeTest {
 
 		long bytes() {
 			return this.patterns.stream().mapToLong((pattern) -> pattern.length).sum();
+		}
+
+		/** These and one more buffer of {@code bytes}, written with random bytes of its own. */
+		Lent with(StratifiedMemoryPool pool, int bytes) {
+			byte[] pattern = new byte[bytes];
+			new SplittableRandom(SEED + 1).nextBytes(pattern);
+			PooledBuffer buffer = pool.acquire(bytes);
+			buffer.copyFrom(pattern);
+			List<PooledBuffer> buffers = new ArrayList<>(this.buffers);
+			buffers.add(buffer);
+			List<byte[]> patterns = new ArrayList<>(this.patterns);
+			patterns.add(pattern);
+			return new Lent(buffers, patterns);
 		}
 
 		void assertIntact() {
