@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongFunction;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
@@ -390,6 +391,44 @@ class SleepWakeTest {
 		assertThat(driver.liveAllocations()).isZero();
 	}
 
+	/**
+	 * A sleep whose second unmap the driver refuses fails with the refusal: the run unmapped before is asleep, its
+	 * bytes offloaded, the others stay mapped, their copies dropped, and the books match the driver's; the wake maps
+	 * that run again, and every buffer reads its bytes.
+	 */
+	@Test
+	void aSleepTheDriverRefusesPartwayKeepsTheRunsItDidNotUnmapMapped() {
+		AtomicInteger unmaps = new AtomicInteger(Integer.MIN_VALUE);
+		FakeCudaDriver driver = new FakeCudaDriver(1L << 30).pausingMemoryCalls((call) -> {
+			if (call.equals("cuMemUnmap") && unmaps.incrementAndGet() == 2) {
+				throw new CudaException(call, 1, "CUDA_ERROR_INVALID_VALUE");
+			}
+		});
+		CudaBackend backend = CudaBackend.open(driver, 0);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.REFUSE);
+		Lent lent = lend(pool, 20);
+		pool.trim(0);
+		long held = pool.reservedBytes();
+		unmaps.set(0);
+
+		assertThatExceptionOfType(CudaException.class).isThrownBy(() -> pool.sleep(SleepMode.OFFLOAD))
+			.satisfies((failure) -> assertThat(failure.call()).isEqualTo("cuMemUnmap"));
+
+		long asleep = held - pool.reservedBytes();
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(asleep).as("the run unmapped before the refusal").isPositive().isLessThan(held);
+		assertThat(pool.sleepStatus().offloadedBytes()).isEqualTo(asleep);
+		assertThat(pool.reservedBytes()).isEqualTo(used(backend));
+		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
+		assertThat(pool.wake().restoredBytes()).isEqualTo(asleep);
+		lent.assertIntact();
+		assertThat(pool.reservedBytes()).isEqualTo(used(backend)).isEqualTo(held);
+		lent.closeAll();
+		pool.close();
+		backend.close();
+		assertThat(driver.liveAllocations()).as("the copies dropped, and all else").isZero();
+	}
+
 	/** A pool closed while asleep gives back, with the rest, the memory a wake mapped and could not unmap again. */
 	@Test
 	void aPoolClosedWhileAsleepGivesBackWhatAWakeCouldNotUnmap() {
@@ -419,6 +458,7 @@ class SleepWakeTest {
 		pool.sleep(SleepMode.OFFLOAD);
 		SleepStatus.Sleep again = pool.sleep(SleepMode.DISCARD);
 		assertThat(again.releasedBytes()).isZero();
+		assertThat(again.offloadedBytes()).isZero();
 		pool.wake();
 		lent.assertIntact();
 		lent.closeAll();

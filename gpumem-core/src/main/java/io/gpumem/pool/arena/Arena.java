@@ -202,8 +202,8 @@ public final class Arena extends Padding implements Tier {
 			synchronized (this) {
 				hold(-this.sleeping.takeAll(this.segments, unmapping));
 			}
-			long refused = this.sleeping.put(unmapping, offload, this.source.allocator, this);
-			return new long[] { released + unmapping.bytes() - refused,
+			this.sleeping.put(unmapping, offload, this.source.allocator, this);
+			return new long[] { released + unmapping.bytes(),
 					this.sleeping.offloadedBytes() - offloadedBefore };
 		}
 	}

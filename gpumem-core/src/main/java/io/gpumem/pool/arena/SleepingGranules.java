@@ -59,10 +59,9 @@ final class SleepingGranules {
 	 * Puts asleep the granules taken out into {@code unmapping} ({@link Granules#takeFree}): copies each one's bytes to
 	 * host memory where {@code offload}, then unmaps and frees it, driver calls made outside the arena's lock; those
 	 * the driver refused to unmap are settled mapped again, under it, their copies dropped.
-	 * @return the bytes the driver refused to unmap
 	 * @throws RuntimeException as the driver refuses, each granule unmapped before kept asleep
 	 */
-	long put(Unmapping unmapping, boolean offload, MemoryAllocator allocator, Arena arena) {
+	void put(Unmapping unmapping, boolean offload, MemoryAllocator allocator, Arena arena) {
 		List<Unmapping.Entry> entries = unmapping.entries();
 		Offloaded[] copies = new Offloaded[entries.size()];
 		try {
@@ -88,7 +87,6 @@ final class SleepingGranules {
 				}
 			}
 		}
-		return unmapping.bytes() - unmapping.doneBytes();
 	}
 
 	/** A copy of a granule's bytes in host memory: pinned where the backend has it and gives it, else an array. */

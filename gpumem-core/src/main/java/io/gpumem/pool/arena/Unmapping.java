@@ -74,15 +74,6 @@ final class Unmapping {
 		return this.entries;
 	}
 
-	/** The bytes of the runs {@link #run} has unmapped. */
-	long doneBytes() {
-		long bytes = 0;
-		for (int i = 0; i < this.done; i++) {
-			bytes += this.entries.get(i).physical.size();
-		}
-		return bytes;
-	}
-
 	/** How many of the entries, the first, {@link #run} has unmapped. */
 	int done() {
 		return this.done;
