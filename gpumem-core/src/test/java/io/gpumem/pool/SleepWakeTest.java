@@ -29,6 +29,7 @@ import io.gpumem.pressure.PressureHandler;
 import io.gpumem.pressure.PressureHysteresis;
 import io.gpumem.pressure.PressureLevel;
 import io.gpumem.pressure.PressureReaction;
+import io.gpumem.stream.GpuStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
@@ -308,6 +309,36 @@ class SleepWakeTest {
 		assertThat(sleep.offloadedBytes()).isZero();
 		assertThat(used(backend)).isZero();
 		pool.close();
+	}
+
+	/**
+	 * A copy into a lent buffer, enqueued on a stream and not yet run, runs before the sleep offloads the buffer: the
+	 * wake brings back the bytes it copied.
+	 */
+	@Test
+	void aSleepLetsTheStreamWorkOnLentBuffersRunFirst() {
+		CudaBackend backend = CudaBackend.open(new FakeCudaDriver(1L << 30), 0);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 2);
+		PooledBuffer target = lent.buffers().get(0);
+		PooledBuffer source = lent.buffers().get(1);
+		long bytes = Math.min(target.size(), source.size());
+		GpuStream stream = backend.createStream();
+		stream.copy(source, 0, target, 0, bytes);
+		assertThat(stream.record().isComplete()).isFalse();
+
+		pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(stream.record().isComplete()).as("the copy ran first").isTrue();
+		pool.wake();
+		byte[] copied = new byte[Math.toIntExact(bytes)];
+		target.copyTo(0, copied, 0, copied.length);
+		assertThat(copied).as("seed %d", SEED)
+			.isEqualTo(java.util.Arrays.copyOf(lent.patterns().get(1), copied.length));
+		stream.close();
+		lent.closeAll();
+		pool.close();
+		backend.close();
 	}
 
 	/** A pool closed while asleep maps nothing again: a use of a buffer it lent fails, naming why. */
