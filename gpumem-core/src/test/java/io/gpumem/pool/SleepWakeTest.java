@@ -407,14 +407,12 @@ class SleepWakeTest {
 		});
 		assertThat(refused).isEmpty();
 		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
-		assertThat(pool.reservedBytes()).as("the granule mapped for the copy, held").isEqualTo(used(backend))
-			.isGreaterThan(asleep);
-		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
+		assertThat(pool.reservedBytes()).as("the granule mapped for the copy, held").isGreaterThan(asleep);
+		assertBooksMatchTheDriver(pool, backend);
 
 		assertThat(pool.wake().restoredBytes()).isEqualTo(sleep.offloadedBytes());
 		lent.assertIntact();
-		assertThat(pool.reservedBytes()).isEqualTo(used(backend));
-		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
+		assertBooksMatchTheDriver(pool, backend);
 		lent.closeAll();
 		pool.close();
 		assertThat(used(backend)).isZero();
@@ -449,8 +447,7 @@ class SleepWakeTest {
 		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
 		assertThat(asleep).as("the run unmapped before the refusal").isPositive().isLessThan(held);
 		assertThat(pool.sleepStatus().offloadedBytes()).isEqualTo(asleep);
-		assertThat(pool.reservedBytes()).isEqualTo(used(backend));
-		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
+		assertBooksMatchTheDriver(pool, backend);
 		assertThat(pool.wake().restoredBytes()).isEqualTo(asleep);
 		lent.assertIntact();
 		assertThat(pool.reservedBytes()).isEqualTo(used(backend)).isEqualTo(held);
@@ -494,6 +491,12 @@ class SleepWakeTest {
 		lent.assertIntact();
 		lent.closeAll();
 		pool.close();
+	}
+
+	/** The pool's reserved bytes and its segments' bytes are what the device holds for it. */
+	private static void assertBooksMatchTheDriver(StratifiedMemoryPool pool, GpuBackend backend) {
+		assertThat(pool.reservedBytes()).isEqualTo(used(backend));
+		assertThat(pool.statistics().segments().segmentBytes()).isEqualTo(used(backend));
 	}
 
 	/** A fake driver of 1 GiB that refuses the next call of each name in {@code refused}, taking it out. */
