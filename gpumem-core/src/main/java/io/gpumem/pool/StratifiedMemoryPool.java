@@ -94,7 +94,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		StatisticsAllocator reserved = new StatisticsAllocator(allocator);
 		this.recorder = PoolRecorder.of(this.name, config.history(), reserved::currentBytes,
 				deviceBytes(allocator), config.stripes(), () -> ThreadState.current().stripe);
-		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters);
+		this.tiers = new Tiers(this.recorder.recording(reserved), reserved, config, this.counters,
+				this::beforeMapping);
 		this.leaks = new LeakWatch(config.leakDetection(), this.counters, this.recorder);
 		this.upkeep = new Upkeep(this, this.recorder, this.leaks, this.tiers, config.idleTrimAfter());
 		this.holdings = config.giveWay() ? new Holdings() : null;
@@ -265,6 +266,14 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	/** Before a use of one of the pool's lent buffers: wakes the pool where it sleeps, or refuses. */
 	void beforeUse() {
 		this.sleep.beforeUse("a use of a lent buffer");
+	}
+
+	/**
+	 * Before an acquire maps memory while the pool sleeps, one begun before the sleep: wakes the pool, or refuses, as an
+	 * acquire begun while it sleeps does.
+	 */
+	private void beforeMapping() {
+		this.sleep.beforeUse("an acquire");
 	}
 
 	/** Begins a copy or a fill of one of the pool's lent buffers, which a sleep waits for: see {@link #beforeUse}. */

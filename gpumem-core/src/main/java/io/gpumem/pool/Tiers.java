@@ -64,9 +64,11 @@ final class Tiers implements Beneath {
 
 	/**
 	 * The tiers over {@code allocator}, which draws on {@code reserved}: its current bytes are the one count of the
-	 * bytes they hold, which the statistics and history read too.
+	 * bytes they hold, which the statistics and history read too. A request that would map while the arena sleeps runs
+	 * {@code wakeBeforeMapping} first ({@link Arena#allocate}).
 	 */
-	Tiers(MemoryAllocator allocator, StatisticsAllocator reserved, PoolConfig config, PoolCounters counters) {
+	Tiers(MemoryAllocator allocator, StatisticsAllocator reserved, PoolConfig config, PoolCounters counters,
+			Runnable wakeBeforeMapping) {
 		this.name = config.name();
 		this.reserved = reserved;
 		this.ticker = config.ticker();
@@ -75,7 +77,7 @@ final class Tiers implements Beneath {
 		this.policy = new CachePolicy(config);
 		this.counters = counters;
 		this.arena = new Arena(allocator, allocator.streamOrdered() ? Arena.ALIGNMENT : config.segmentBytes(),
-				config.mappingStepBytes(), counters, this.policy::front);
+				config.mappingStepBytes(), counters, this.policy::front, wakeBeforeMapping);
 		this.large = new LargeBlocks(allocator, counters);
 		this.front = new FreeLists(this.ladder, this.policy, config.stripes(), counters, this);
 		this.lasts = this.front.lastBlocks();

@@ -1,5 +1,6 @@
 package io.gpumem.pool;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -8,7 +9,10 @@ import org.jetbrains.lincheck.datastructures.ModelCheckingOptions;
 import org.jetbrains.lincheck.datastructures.Operation;
 import org.jetbrains.lincheck.datastructures.Param;
 import org.jetbrains.lincheck.datastructures.Validate;
+import org.jetbrains.kotlinx.lincheck.Actor;
+import org.jetbrains.kotlinx.lincheck.execution.ExecutionScenario;
 import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -40,6 +44,30 @@ class PoolLincheckTest {
 	@EnumSource(names = { "HOST_EXPANDABLE", "CUDA_EXPANDABLE" })
 	void modelCheckingOverFragmentedSegments(PoolSetup each) {
 		check(each, true);
+	}
+
+	/**
+	 * An acquire that begins as a sleep does, beside a block lent in a granule the sleep puts asleep, with nothing after
+	 * them to wake the pool: under every interleaving the acquire ends, waking the pool where it passed before the
+	 * sleep began and would map after it.
+	 */
+	@Test
+	void anAcquireBegunAsASleepBeginsEnds() throws NoSuchMethodException {
+		Lending.setup = PoolSetup.HOST_EXPANDABLE;
+		Lending.fragmented = false;
+		Method acquire = Lending.class.getMethod("acquire", int.class, int.class);
+		Actor besideIt = new Actor(acquire, List.of(0, 1), false, false, false, false, false);
+		Actor acquiring = new Actor(acquire, List.of(1, 1), false, false, false, false, false);
+		Actor sleeping = new Actor(Lending.class.getMethod("sleep"), List.of(), false, false, false, false, false);
+		Actor validation = new Actor(Lending.class.getMethod("booksAreExact"), List.of(), false, false, false, false,
+				false);
+		new ModelCheckingOptions().iterations(0)
+			.invocationsPerIteration(200)
+			.addCustomScenario(new ExecutionScenario(List.of(besideIt), List.of(List.of(acquiring), List.of(sleeping)),
+					List.of(), validation))
+			.sequentialSpecification(Lending.Model.class)
+			.addGuarantee(forClasses(Lending::emulatesTheDriver).allMethods().ignore())
+			.check(Lending.class);
 	}
 
 	private static void check(PoolSetup each, boolean fragmented) {

@@ -5,7 +5,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.LongFunction;
 import java.util.stream.Collectors;
@@ -34,6 +36,7 @@ import io.gpumem.stream.GpuStream;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A pool that sleeps: the device gets back the memory behind its lent buffers, which keep their addresses, their
@@ -193,6 +196,60 @@ class SleepWakeTest {
 		pool.acquire(1024).close();
 		lent.closeAll();
 		pool.close();
+	}
+
+	/**
+	 * An acquire that waits for memory as a sleep begins, and finds it once a buffer is closed while the pool sleeps,
+	 * wakes the pool before it maps: the closed span's granules are asleep, and only a wake maps them again.
+	 */
+	@Test
+	void anAcquireWaitingForMemoryAcrossASleepWakesThePoolBeforeItMaps() throws Exception {
+		GpuBackend backend = new HostBackend(32L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 1);
+
+		CompletableFuture<PooledBuffer> waiting = acquireAcrossASleep(pool, pool.acquire(24L << 20));
+
+		assertThat(waiting).as("the acquire, which woke the pool").succeedsWithin(Duration.ofSeconds(30));
+		try (PooledBuffer more = waiting.get()) {
+			more.fill((byte) 5);
+			assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+			assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
+		}
+		lent.assertIntact();
+		lent.closeAll();
+		pool.close();
+		assertThat(used(backend)).isZero();
+	}
+
+	/**
+	 * An acquire that waits for memory as a sleep begins, of a pool that refuses while asleep, is refused once it would
+	 * map, and leaves the pool asleep as it was.
+	 */
+	@Test
+	void anAcquireWaitingForMemoryAcrossASleepOfARefusingPoolIsRefused() {
+		GpuBackend backend = new HostBackend(32L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.REFUSE);
+		Lent lent = lend(pool, 1);
+		PooledBuffer filling = pool.acquire(24L << 20);
+		long reserved = pool.reservedBytes();
+
+		CompletableFuture<PooledBuffer> waiting = acquireAcrossASleep(pool, filling);
+
+		assertThat(waiting).failsWithin(Duration.ofSeconds(30))
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOf(PoolAsleepException.class)
+			.withMessageContaining("refuses an acquire");
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
+		assertThat(used(backend)).as("nothing mapped while asleep").isZero();
+		pool.wake();
+		assertThat(pool.reservedBytes()).as("the closed buffer's granules woken with the rest").isEqualTo(reserved);
+		lent.assertIntact();
+		lent.closeAll();
+		pool.close();
+		assertThat(used(backend)).isZero();
 	}
 
 	/**
@@ -511,6 +568,20 @@ class SleepWakeTest {
 	private static StratifiedMemoryPool pool(GpuBackend backend, SleepOnAcquire onAcquire) {
 		return new StratifiedMemoryPool(backend.virtualMemory().allocator(),
 				PoolConfig.builder("sleepy").sleepOnAcquire(onAcquire).maxWait(Duration.ZERO).build());
+	}
+
+	/**
+	 * An acquire of six granules, on another thread, that waits for the memory {@code filling} holds as the pool
+	 * sleeps, and finds it once {@code filling} is closed while the pool sleeps.
+	 */
+	private static CompletableFuture<PooledBuffer> acquireAcrossASleep(StratifiedMemoryPool pool,
+			PooledBuffer filling) {
+		CompletableFuture<PooledBuffer> waiting = CompletableFuture
+			.supplyAsync(() -> pool.acquire(6 * GRANULE, Duration.ofMinutes(1)));
+		await().atMost(Duration.ofMinutes(1)).until(() -> pool.statistics().memoryWaits().waits() == 1);
+		pool.sleep(SleepMode.OFFLOAD);
+		filling.close();
+		return waiting;
 	}
 
 	/** {@code count} buffers of 1 KiB to 8 MiB, each written with random bytes of its own. */

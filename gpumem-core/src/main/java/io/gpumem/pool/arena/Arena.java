@@ -37,7 +37,10 @@ public final class Arena extends Padding implements Tier {
 	/** The blocks cut here, per class: written under the lock. */
 	private final ReservedBlocks reserved;
 
-	/** Held while a request looks for a fit to map, maps it or makes a segment: those waiting look again first. */
+	/**
+	 * Held while a request looks for a fit to map, maps it or makes a segment, those waiting looking again first; and
+	 * while a sleep takes out what is mapped, so that no map is under way then.
+	 */
 	private final Object growing = new Object();
 
 	/** Every segment held, in the order made. */
@@ -45,6 +48,12 @@ public final class Arena extends Padding implements Tier {
 
 	/** The granules a sleep unmapped under lent spans, mapped again at a wake; guarded by its own monitor. */
 	private final SleepingGranules sleeping;
+
+	/**
+	 * What a request that would map while granules sleep runs first, with no lock held: the pool's wake, or its
+	 * refusal.
+	 */
+	private final Runnable wakeBeforeMapping;
 
 	private volatile boolean closed;
 
@@ -62,15 +71,26 @@ public final class Arena extends Padding implements Tier {
 	/**
 	 * An arena of the segments {@link SegmentSource} makes, in steps of {@code segmentStep} bytes where they are
 	 * allocations, or ranges mapped a granule at a time where the free lists {@code keeps} a class's blocks and in
-	 * steps of {@code mappingStep} ({@link #mappingStep}) for the others, in ranges apart.
+	 * steps of {@code mappingStep} ({@link #mappingStep}) for the others, in ranges apart; a request that would map
+	 * while granules sleep wakes it first.
 	 */
 	public Arena(MemoryAllocator allocator, long segmentStep, long mappingStep, ArenaCounters counters,
 			IntPredicate keeps) {
+		this(allocator, segmentStep, mappingStep, counters, keeps, null);
+	}
+
+	/**
+	 * As {@link #Arena(MemoryAllocator, long, long, ArenaCounters, IntPredicate)}, a request that would map while
+	 * granules sleep running {@code wakeBeforeMapping} first: a wake, or a refusal it throws.
+	 */
+	public Arena(MemoryAllocator allocator, long segmentStep, long mappingStep, ArenaCounters counters,
+			IntPredicate keeps, Runnable wakeBeforeMapping) {
 		this.source = new SegmentSource(allocator, segmentStep, mappingStep, keeps);
 		this.sleeping = new SleepingGranules((this.source.space != null) ? this.source.space.offloadMemory() : null);
 		this.mapping = expandable() ? new GranuleMapping(this, this.segments, allocator) : null;
 		this.counters = counters;
 		this.reserved = counters.reserved();
+		this.wakeBeforeMapping = (wakeBeforeMapping != null) ? wakeBeforeMapping : this::wake;
 	}
 
 	/** The bytes a request of {@code bytes} takes in a segment. */
@@ -98,17 +118,29 @@ public final class Arena extends Padding implements Tier {
 	 * A block of at least {@code size} bytes for the class: cut from a free span, with its granules mapped where
 	 * they are not, else from a new segment; granules mapped ahead of it count free since {@code stamp}. One thread at
 	 * a time maps or grows, while the others wait and then look again for what was freed meanwhile; frees and takes of
-	 * mapped spans go on.
+	 * mapped spans go on. A request that would map while granules sleep wakes the arena first, as a sleep gives the
+	 * device back all the arena maps.
 	 * @throws GpuOutOfMemoryException if the allocator refuses the memory, even a segment of the span's size
+	 * @throws RuntimeException as the wake before mapping fails or refuses
 	 */
 	public Block allocate(int classIndex, long size, long stamp) {
 		long spanSize = spanSize(size);
 		Block block = takeBlock(classIndex, spanSize, true, false, stamp);
-		if (block != null) {
-			return block;
+		while (block == null) {
+			try {
+				block = mapOrGrow(classIndex, spanSize, stamp);
+			}
+			catch (GranuleMapping.Asleep ex) {
+				this.wakeBeforeMapping.run();
+			}
 		}
+		return block;
+	}
+
+	/** A block of {@code spanSize} bytes for the class, mapped or from a new segment, by one thread at a time. */
+	private Block mapOrGrow(int classIndex, long spanSize, long stamp) {
 		synchronized (this.growing) {
-			block = takeBlock(classIndex, spanSize, true, false, stamp);
+			Block block = takeBlock(classIndex, spanSize, true, false, stamp);
 			block = (block != null || !expandable()) ? block : takeBlock(classIndex, spanSize, false, false, stamp);
 			return (block != null) ? block
 					: cutFromNew(this.source.make(spanSize, this.source.spans(classIndex)), classIndex, spanSize, stamp);
@@ -185,8 +217,8 @@ public final class Arena extends Padding implements Tier {
 	 * Gives the device back what is free and, over expandable segments, once the work the device was given has
 	 * completed, every mapped run of lent spans, whose addresses stay theirs, each run's bytes copied to host memory
 	 * first where {@code offload} (the space's {@link AddressSpace#offloadMemory()}), else dropped, for {@link #wake}
-	 * to map again; a thread mapping a span over a granule asleep waits for the wake. A run the driver refuses to
-	 * unmap stays mapped. Over fixed segments, gives back what is free only.
+	 * to map again; a request that would map meanwhile wakes the arena first ({@link #allocate}). A run the driver
+	 * refuses to unmap stays mapped. Over fixed segments, gives back what is free only.
 	 * @return the bytes given back to the device, and of them the bytes offloaded
 	 * @throws RuntimeException as the driver refuses, every granule unmapped before asleep
 	 */
@@ -199,8 +231,10 @@ public final class Arena extends Padding implements Tier {
 		synchronized (this.sleeping) {
 			long offloadedBefore = this.sleeping.offloadedBytes();
 			Unmapping unmapping = new Unmapping();
-			synchronized (this) {
-				hold(-this.sleeping.takeAll(this.segments, unmapping));
+			synchronized (this.growing) {
+				synchronized (this) {
+					hold(-this.sleeping.takeAll(this.segments, unmapping));
+				}
 			}
 			this.sleeping.put(unmapping, offload, this.source.allocator, this);
 			return new long[] { released + unmapping.bytes(),
@@ -235,6 +269,11 @@ public final class Arena extends Padding implements Tier {
 		synchronized (this.sleeping) {
 			return this.sleeping.bytes();
 		}
+	}
+
+	/** Whether granules sleep, under the lock: from the sleep that takes them out to the wake that maps them again. */
+	boolean sleeps() {
+		return this.sleeping.sleeps();
 	}
 
 	/** Gives back what is free, once the granules another thread maps or unmaps are settled; drops those asleep. */

@@ -12,9 +12,10 @@ import io.gpumem.memory.MemoryAllocator;
  * The granules of an arena's expandable segments that a sleep unmapped while spans in them were lent, each with its
  * bytes copied to host memory (the backend's pinned memory, or the Java heap where it has none or refuses) or
  * dropped, to be mapped again at the same offset when the arena wakes: the spans keep their addresses while the device
- * holds none of their memory (vLLM's sleep mode, torch_memory_saver). Each stays
- * busy in its {@link Granules} while asleep, so that a thread mapping a span over it waits for the wake. Guarded by
- * its own monitor, which the arena takes before its lock, only to take granules out and settle them.
+ * holds none of their memory (vLLM's sleep mode, torch_memory_saver). Each stays busy in its {@link Granules} while
+ * asleep, so that nothing maps over it, and a request about to map anything while one sleeps wakes the arena first
+ * ({@link Arena#allocate}). Guarded by its own monitor, which the arena takes before its lock, only to take granules
+ * out and settle them.
  */
 final class SleepingGranules {
 
@@ -25,6 +26,9 @@ final class SleepingGranules {
 
 	/** Written under this object's monitor, read without it. */
 	private volatile long offloadedBytes;
+
+	/** Whether a run sleeps or is being put asleep: written and read under the arena's lock. */
+	private boolean sleeps;
 
 	SleepingGranules(MemoryAllocator host) {
 		this.host = host;
@@ -42,7 +46,16 @@ final class SleepingGranules {
 				taken += segment.granules.takeFree(0, segment.size, Long.MAX_VALUE, Long.MAX_VALUE, unmapping);
 			}
 		}
+		this.sleeps = true;
 		return taken;
+	}
+
+	/**
+	 * Whether a run sleeps or is being put asleep, under the arena's lock: from its {@link #takeAll} to its wake, so
+	 * that a request about to map meanwhile wakes the arena first rather than wait for its granules or map beside them.
+	 */
+	boolean sleeps() {
+		return this.sleeps;
 	}
 
 	/** The bytes of the granules asleep. */
@@ -79,6 +92,7 @@ final class SleepingGranules {
 			}
 			synchronized (arena) {
 				arena.hold(unmapping.settleNotDone());
+				this.sleeps = !this.asleep.isEmpty();
 				arena.notifyAll();
 			}
 			for (int i = unmapping.done(); i < copies.length; i++) {
@@ -139,6 +153,7 @@ final class SleepingGranules {
 			this.asleep.remove(this.asleep.size() - 1);
 			synchronized (arena) {
 				arena.hold(granule.granules.settleRun(granule.index, granule.bytes, physical) - granule.heldBytes());
+				this.sleeps = !this.asleep.isEmpty();
 				arena.notifyAll();
 			}
 			mapped += physical.size();
@@ -185,6 +200,7 @@ final class SleepingGranules {
 	void drop(Arena arena) {
 		synchronized (arena) {
 			this.asleep.forEach((granule) -> granule.granules.settleRun(granule.index, granule.bytes, granule.mapped));
+			this.sleeps = false;
 			arena.notifyAll();
 		}
 		this.asleep.forEach((granule) -> {

@@ -137,6 +137,81 @@ class GranuleMappingTest {
 	}
 
 	/**
+	 * A request that would map while a sleep unmaps the granule under a lent span, beside which it would lie, waits for
+	 * the sleep to end rather than for a wake, then wakes the arena and maps beside the span woken with it.
+	 */
+	@Test
+	void aRequestThatWouldMapWhileASleepUnmapsWaitsForItAndWakesTheArena() throws Exception {
+		Block lent = this.arena.allocate(0, MIB, 0);
+		this.hold.call.set("cuMemUnmap");
+		Future<long[]> sleep = this.other.submit(() -> this.arena.sleep(false));
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the sleep unmaps").isTrue();
+
+		FutureTask<Block> request = waiting(() -> this.arena.allocate(0, MIB, 0), Thread.State.BLOCKED);
+		assertThat(request).as("waits for the sleep, to wake the arena").isNotDone();
+
+		this.hold.resume.countDown();
+		assertThat(sleep.get(10, TimeUnit.SECONDS)).as("the granule, its bytes dropped").containsExactly(GRANULE, 0);
+		Block block = request.get(10, TimeUnit.SECONDS);
+		block.allocation.fill(0, block.size, (byte) 7);
+		lent.allocation.fill(0, lent.size, (byte) 7);
+		assertThat(this.arena.sleepingBytes()).as("woken").isZero();
+		assertThat(this.arena.segmentBytes()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
+		this.arena.giveBack(block, 0, 0, false);
+		this.arena.giveBack(lent, 0, 0, false);
+	}
+
+	/**
+	 * A request that would map beside a lent span while its granule sleeps wakes the arena first, as no map may lie
+	 * on a granule asleep; a close while granules sleep drops them.
+	 */
+	@Test
+	void aRequestThatWouldMapWhileGranulesSleepWakesTheArenaFirst() throws Exception {
+		Block lent = this.arena.allocate(0, MIB, 0);
+		this.arena.sleep(false);
+		assertThat(this.driver.usedBytes(0)).isZero();
+
+		Block block = CompletableFuture.supplyAsync(() -> this.arena.allocate(0, MIB, 0)).get(10, TimeUnit.SECONDS);
+		assertThat(this.arena.sleepingBytes()).as("woken").isZero();
+		block.allocation.fill(0, block.size, (byte) 7);
+		assertThat(this.arena.segmentBytes()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
+
+		this.arena.sleep(false);
+		this.arena.close();
+		assertThat(this.arena.sleepingBytes()).as("dropped").isZero();
+		assertThat(this.driver.usedBytes(0)).isZero();
+		this.arena.giveBack(block, 0, 0, false);
+		this.arena.giveBack(lent, 0, 0, false);
+	}
+
+	/**
+	 * A sleep while another thread maps granules waits for the map to end, then puts them asleep with the rest: the
+	 * device holds nothing of the arena once the sleep returns.
+	 */
+	@Test
+	void aSleepWhileAnotherThreadMapsWaitsForTheMapAndPutsItsGranulesAsleep() throws Exception {
+		Block first = this.arena.allocate(0, MIB, 0);
+		this.hold.call.set("cuMemCreate");
+		Future<Block> mapping = this.other.submit(() -> this.arena.allocate(0, 3 * MIB, 0));
+		assertThat(this.hold.entered.await(10, TimeUnit.SECONDS)).as("the other thread maps").isTrue();
+
+		FutureTask<long[]> sleep = waiting(() -> this.arena.sleep(false), Thread.State.BLOCKED);
+		assertThat(sleep).as("waits for the map").isNotDone();
+
+		this.hold.resume.countDown();
+		Block mapped = mapping.get(10, TimeUnit.SECONDS);
+		assertThat(sleep.get(10, TimeUnit.SECONDS)).as("both granules, their bytes dropped")
+			.containsExactly(2 * GRANULE, 0);
+		assertThat(this.driver.usedBytes(0)).isZero();
+		assertThat(this.arena.sleepingBytes()).isEqualTo(2 * GRANULE);
+		this.arena.wake();
+		mapped.allocation.fill(0, mapped.size, (byte) 7);
+		assertThat(this.arena.segmentBytes()).isEqualTo(2 * GRANULE).isEqualTo(this.driver.usedBytes(0));
+		this.arena.giveBack(mapped, 0, 0, false);
+		this.arena.giveBack(first, 0, 0, false);
+	}
+
+	/**
 	 * A close while another thread maps granules waits for the map to end before it gives back what is free: the
 	 * driver would refuse to free a range with a mapping under way.
 	 */
@@ -353,12 +428,17 @@ class GranuleMappingTest {
 	 * Runs {@code request} on a thread of its own, a daemon, as one left waiting must not keep the tests' JVM alive,
 	 * once that waits on a monitor or has ended.
 	 */
-	private static FutureTask<Block> waiting(Callable<Block> request) throws InterruptedException {
-		FutureTask<Block> task = new FutureTask<>(request);
+	private static <T> FutureTask<T> waiting(Callable<T> request) throws InterruptedException {
+		return waiting(request, Thread.State.WAITING);
+	}
+
+	/** As {@link #waiting(Callable)}, once the thread is in {@code state}: waiting, or blocked entering a monitor. */
+	private static <T> FutureTask<T> waiting(Callable<T> request, Thread.State state) throws InterruptedException {
+		FutureTask<T> task = new FutureTask<>(request);
 		Thread thread = new Thread(task, "request");
 		thread.setDaemon(true);
 		thread.start();
-		await().atMost(Duration.ofMinutes(1)).until(() -> task.isDone() || thread.getState() == Thread.State.WAITING);
+		await().atMost(Duration.ofMinutes(1)).until(() -> task.isDone() || thread.getState() == state);
 		return task;
 	}
 
