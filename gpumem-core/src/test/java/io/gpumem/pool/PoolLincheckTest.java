@@ -53,35 +53,35 @@ class PoolLincheckTest {
 	 */
 	@Test
 	void anAcquireBegunAsASleepBeginsEnds() throws NoSuchMethodException {
-		Lending.setup = PoolSetup.HOST_EXPANDABLE;
-		Lending.fragmented = false;
 		Method acquire = Lending.class.getMethod("acquire", int.class, int.class);
-		Actor besideIt = new Actor(acquire, List.of(0, 1), false, false, false, false, false);
-		Actor acquiring = new Actor(acquire, List.of(1, 1), false, false, false, false, false);
-		Actor sleeping = new Actor(Lending.class.getMethod("sleep"), List.of(), false, false, false, false, false);
-		Actor validation = new Actor(Lending.class.getMethod("booksAreExact"), List.of(), false, false, false, false,
-				false);
-		new ModelCheckingOptions().iterations(0)
-			.invocationsPerIteration(200)
-			.addCustomScenario(new ExecutionScenario(List.of(besideIt), List.of(List.of(acquiring), List.of(sleeping)),
-					List.of(), validation))
-			.sequentialSpecification(Lending.Model.class)
-			.addGuarantee(forClasses(Lending::emulatesTheDriver).allMethods().ignore())
-			.check(Lending.class);
+		ExecutionScenario scenario = new ExecutionScenario(List.of(actor(acquire, 0, 1)),
+				List.of(List.of(actor(acquire, 1, 1)), List.of(actor(Lending.class.getMethod("sleep")))), List.of(),
+				actor(Lending.class.getMethod("booksAreExact")));
+		check(PoolSetup.HOST_EXPANDABLE, false,
+				new ModelCheckingOptions().iterations(0).invocationsPerIteration(200).addCustomScenario(scenario));
 	}
 
 	private static void check(PoolSetup each, boolean fragmented) {
-		Lending.setup = each;
-		Lending.fragmented = fragmented;
-		new ModelCheckingOptions().iterations(4)
+		check(each, fragmented, new ModelCheckingOptions().iterations(4)
 			.invocationsPerIteration(40)
 			.threads(2)
 			.actorsPerThread(3)
 			.actorsBefore(1)
-			.actorsAfter(1)
-			.sequentialSpecification(Lending.Model.class)
+			.actorsAfter(1));
+	}
+
+	/** Checks {@link Lending} on {@code each}, made {@code fragmented} or not, with {@code options}. */
+	private static void check(PoolSetup each, boolean fragmented, ModelCheckingOptions options) {
+		Lending.setup = each;
+		Lending.fragmented = fragmented;
+		options.sequentialSpecification(Lending.Model.class)
 			.addGuarantee(forClasses(Lending::emulatesTheDriver).allMethods().ignore())
 			.check(Lending.class);
+	}
+
+	/** A call of {@code method} with {@code arguments}, for a scenario of one's own. */
+	private static Actor actor(Method method, Object... arguments) {
+		return new Actor(method, List.of(arguments), false, false, false, false, false);
 	}
 
 	/** The pool Lincheck drives: a new one each invocation, on the setup of the check under way. */
