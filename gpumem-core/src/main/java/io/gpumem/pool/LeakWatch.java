@@ -83,7 +83,8 @@ final class LeakWatch {
 
 	/**
 	 * Ends, through {@code pool}, the lends of watched buffers that became unreachable without close, as a close
-	 * would have, and reports each.
+	 * would have, and counts and reports each once its block is back: a reader who sees a leak counted sees its
+	 * memory back, while one who sees the memory back may read the count a moment before it grows.
 	 * @return how many were reclaimed
 	 */
 	int reclaim(StratifiedMemoryPool pool) {
