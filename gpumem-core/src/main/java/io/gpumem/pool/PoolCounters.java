@@ -157,8 +157,19 @@ final class PoolCounters implements RecoveryCounters, ArenaCounters {
 		this.trimmedBytes.add(bytes);
 	}
 
+	/**
+	 * Counts an allocation that failed otherwise than for want of memory, but not a refusal while the pool sleeps
+	 * ({@link PoolAsleepException}), which is none of the allocation's, as one at an acquire's start is not counted.
+	 */
 	@Override
-	public void countAllocationFailure() {
+	public void countAllocationFailure(RuntimeException failure) {
+		if (!(failure instanceof PoolAsleepException)) {
+			countAllocationFailure();
+		}
+	}
+
+	/** Counts an acquire that failed, for want of memory or otherwise. */
+	void countAllocationFailure() {
 		this.allocationFailures.increment();
 	}
 

@@ -28,7 +28,8 @@ import io.gpumem.pool.arena.Span;
  * @param peakReservedBytes the highest {@code reservedBytes} seen
  * @param maxCachedBytes the most bytes the pool keeps cached ({@code max-cached}); {@link Long#MAX_VALUE} for no cap
  * @param trimmedBytes bytes given back to the allocator by trims, idle trims and caps
- * @param allocationFailures acquires that failed for want of memory, after retries
+ * @param allocationFailures acquires that failed for want of memory, after retries, or with their allocator's error;
+ * not those refused while the pool sleeps
  * @param leakedBuffers buffers reclaimed after becoming unreachable without close
  * @param memoryWaits acquires that waited for memory to be returned ({@link PoolConfig#maxWait()})
  * @param sizeClasses one row per size class, smallest first

@@ -243,6 +243,8 @@ class SleepWakeTest {
 			.withMessageContaining("refuses an acquire");
 		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
 		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
+		assertThat(pool.statistics().allocationFailures()).as("a refusal while asleep, as at an acquire's start")
+			.isZero();
 		assertThat(used(backend)).as("nothing mapped while asleep").isZero();
 		pool.wake();
 		assertThat(pool.reservedBytes()).as("the closed buffer's granules woken with the rest").isEqualTo(reserved);

@@ -106,7 +106,7 @@ public final class OutOfMemoryChain<B> {
 			return null;
 		}
 		catch (RuntimeException ex) {
-			this.counters.countAllocationFailure();
+			this.counters.countAllocationFailure(ex);
 			throw ex;
 		}
 	}

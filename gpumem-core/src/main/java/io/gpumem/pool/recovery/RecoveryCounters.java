@@ -18,7 +18,10 @@ public interface RecoveryCounters {
 	/** Counts an acquire told to give way, where every thread holding memory of the pool waited for more. */
 	void countGiveWay();
 
-	/** Counts an allocation that failed otherwise than for want of memory. */
-	void countAllocationFailure();
+	/**
+	 * Counts an allocation that failed otherwise than for want of memory, with {@code failure}, unless the pool's own
+	 * state refused it rather than its allocator: the pool knows which.
+	 */
+	void countAllocationFailure(RuntimeException failure);
 
 }

@@ -230,7 +230,7 @@ class OutOfMemoryChainTest {
 		}
 
 		@Override
-		public void countAllocationFailure() {
+		public void countAllocationFailure(RuntimeException failure) {
 		}
 
 	}

@@ -81,7 +81,7 @@ public class GpumemPoolMetrics implements MeterBinder {
 		counter(registry, "gpumem.pool.trimmed", tags, BaseUnits.BYTES, "Cached bytes given back to the allocator",
 				pool, PoolStatistics::trimmedBytes);
 		counter(registry, "gpumem.allocation.failures", tags, null,
-				"Requests that failed for want of memory after the pool's retries", pool,
+				"Acquires that failed for want of memory after the pool's retries, or with the allocator's error", pool,
 				PoolStatistics::allocationFailures);
 		timer(registry, "gpumem.pool.memory.wait", tags, "Acquires that waited for memory to be returned, served or not",
 				pool, (s) -> s.memoryWaits().waits(), (s) -> s.memoryWaits().waitNanos());
