@@ -150,7 +150,7 @@ final class PoolSleep {
 			return report;
 		}
 		catch (RuntimeException | Error ex) {
-			this.asleep = wasAsleep || this.tiers.sleepingBytes() > 0;
+			this.asleep = this.tiers.expandable() ? this.tiers.asleep() : wasAsleep;
 			throw ex;
 		}
 	}

@@ -426,9 +426,9 @@ final class Tiers implements Beneath {
 		return this.arena.offloadedBytes();
 	}
 
-	/** The bytes of the arena's granules asleep. */
-	long sleepingBytes() {
-		return this.arena.sleepingBytes();
+	/** Whether the arena sleeps ({@link Arena#asleep()}): never over fixed segments. */
+	boolean asleep() {
+		return this.arena.asleep();
 	}
 
 	/** Lets go of everything cached, the shelves first, and caches nothing more. */

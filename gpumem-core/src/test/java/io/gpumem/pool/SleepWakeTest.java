@@ -25,6 +25,7 @@ import io.gpumem.cuda.CudaException;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
 import io.gpumem.memory.Allocation;
+import io.gpumem.memory.MemoryAllocator;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.arena.Arena;
 import io.gpumem.pressure.PressureHandler;
@@ -250,6 +251,49 @@ class SleepWakeTest {
 		assertThat(pool.reservedBytes()).as("the closed buffer's granules woken with the rest").isEqualTo(reserved);
 		lent.assertIntact();
 		lent.closeAll();
+		pool.close();
+		assertThat(used(backend)).isZero();
+	}
+
+	/**
+	 * An acquire that waits for memory another process holds as an idle pool, lending nothing, sleeps wakes the pool
+	 * before it maps: a sleep that put no granule asleep still lasts until a wake.
+	 */
+	@Test
+	void anAcquireWaitingForMemoryAcrossTheSleepOfAnIdlePoolWakesItBeforeItMaps() throws Exception {
+		GpuBackend backend = new HostBackend(32L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.WAKE);
+
+		CompletableFuture<PooledBuffer> waiting = acquireAcrossTheSleepOfAnIdlePool(pool, backend);
+
+		assertThat(waiting).as("the acquire, which woke the pool").succeedsWithin(Duration.ofSeconds(30));
+		try (PooledBuffer buffer = waiting.get()) {
+			assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+			assertThat(pool.sleepStatus().wakes()).isOne();
+			assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
+		}
+		pool.close();
+		assertThat(used(backend)).isZero();
+	}
+
+	/** The same acquire, of an idle pool that refuses while asleep, is refused and maps nothing. */
+	@Test
+	void anAcquireWaitingForMemoryAcrossTheSleepOfAnIdleRefusingPoolIsRefused() {
+		GpuBackend backend = new HostBackend(32L << 20);
+		StratifiedMemoryPool pool = pool(backend, SleepOnAcquire.REFUSE);
+
+		CompletableFuture<PooledBuffer> waiting = acquireAcrossTheSleepOfAnIdlePool(pool, backend);
+
+		assertThat(waiting).failsWithin(Duration.ofSeconds(30))
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOf(PoolAsleepException.class)
+			.withMessageContaining("refuses an acquire");
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(used(backend)).as("nothing mapped while asleep").isZero();
+		pool.wake();
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		pool.acquire(6 * GRANULE).close();
 		pool.close();
 		assertThat(used(backend)).isZero();
 	}
@@ -583,6 +627,22 @@ class SleepWakeTest {
 		await().atMost(Duration.ofMinutes(1)).until(() -> pool.statistics().memoryWaits().waits() == 1);
 		pool.sleep(SleepMode.OFFLOAD);
 		filling.close();
+		return waiting;
+	}
+
+	/**
+	 * An acquire of six granules, on another thread, that waits for memory another process holds as the pool, lending
+	 * nothing, sleeps, and finds it once that process frees it while the pool sleeps.
+	 */
+	private static CompletableFuture<PooledBuffer> acquireAcrossTheSleepOfAnIdlePool(StratifiedMemoryPool pool,
+			GpuBackend backend) {
+		MemoryAllocator device = backend.allocator(MemoryKind.DEVICE);
+		Allocation otherProcess = device.allocate(24L << 20);
+		CompletableFuture<PooledBuffer> waiting = CompletableFuture
+			.supplyAsync(() -> pool.acquire(6 * GRANULE, Duration.ofMinutes(1)));
+		await().atMost(Duration.ofMinutes(1)).until(() -> pool.statistics().memoryWaits().waits() == 1);
+		pool.sleep(SleepMode.OFFLOAD);
+		device.free(otherProcess);
 		return waiting;
 	}
 

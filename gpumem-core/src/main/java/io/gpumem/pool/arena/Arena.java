@@ -50,7 +50,7 @@ public final class Arena extends Padding implements Tier {
 	private final SleepingGranules sleeping;
 
 	/**
-	 * What a request that would map while granules sleep runs first, with no lock held: the pool's wake, or its
+	 * What a request that would map while the arena sleeps runs first, with no lock held: the pool's wake, or its
 	 * refusal.
 	 */
 	private final Runnable wakeBeforeMapping;
@@ -72,7 +72,7 @@ public final class Arena extends Padding implements Tier {
 	 * An arena of the segments {@link SegmentSource} makes, in steps of {@code segmentStep} bytes where they are
 	 * allocations, or ranges mapped a granule at a time where the free lists {@code keeps} a class's blocks and in
 	 * steps of {@code mappingStep} ({@link #mappingStep}) for the others, in ranges apart; a request that would map
-	 * while granules sleep wakes it first.
+	 * while it sleeps wakes it first.
 	 */
 	public Arena(MemoryAllocator allocator, long segmentStep, long mappingStep, ArenaCounters counters,
 			IntPredicate keeps) {
@@ -80,8 +80,8 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/**
-	 * As {@link #Arena(MemoryAllocator, long, long, ArenaCounters, IntPredicate)}, a request that would map while
-	 * granules sleep running {@code wakeBeforeMapping} first: a wake, or a refusal it throws.
+	 * As {@link #Arena(MemoryAllocator, long, long, ArenaCounters, IntPredicate)}, a request that would map while the
+	 * arena sleeps running {@code wakeBeforeMapping} first: a wake, or a refusal it throws.
 	 */
 	public Arena(MemoryAllocator allocator, long segmentStep, long mappingStep, ArenaCounters counters,
 			IntPredicate keeps, Runnable wakeBeforeMapping) {
@@ -118,7 +118,7 @@ public final class Arena extends Padding implements Tier {
 	 * A block of at least {@code size} bytes for the class: cut from a free span, with its granules mapped where
 	 * they are not, else from a new segment; granules mapped ahead of it count free since {@code stamp}. One thread at
 	 * a time maps or grows, while the others wait and then look again for what was freed meanwhile; frees and takes of
-	 * mapped spans go on. A request that would map while granules sleep wakes the arena first, as a sleep gives the
+	 * mapped spans go on. A request that would map while the arena sleeps wakes it first, as a sleep gives the
 	 * device back all the arena maps.
 	 * @throws GpuOutOfMemoryException if the allocator refuses the memory, even a segment of the span's size
 	 * @throws RuntimeException as the wake before mapping fails or refuses
@@ -231,12 +231,14 @@ public final class Arena extends Padding implements Tier {
 		synchronized (this.sleeping) {
 			long offloadedBefore = this.sleeping.offloadedBytes();
 			Unmapping unmapping = new Unmapping();
+			boolean sleptBefore;
 			synchronized (this.growing) {
 				synchronized (this) {
+					sleptBefore = this.sleeping.sleeps();
 					hold(-this.sleeping.takeAll(this.segments, unmapping));
 				}
 			}
-			this.sleeping.put(unmapping, offload, this.source.allocator, this);
+			this.sleeping.put(unmapping, offload, this.source.allocator, this, sleptBefore);
 			return new long[] { released + unmapping.bytes(),
 					this.sleeping.offloadedBytes() - offloadedBefore };
 		}
@@ -271,8 +273,16 @@ public final class Arena extends Padding implements Tier {
 		}
 	}
 
-	/** Whether granules sleep, under the lock: from the sleep that takes them out to the wake that maps them again. */
+	/**
+	 * Whether the arena sleeps, under the lock: from the sleep that takes out what is mapped to the wake that maps it
+	 * again, granules asleep or none.
+	 */
 	boolean sleeps() {
+		return this.sleeping.sleeps();
+	}
+
+	/** Whether the arena sleeps ({@link #sleeps()}), read under the lock; never over fixed segments. */
+	public synchronized boolean asleep() {
 		return this.sleeping.sleeps();
 	}
 

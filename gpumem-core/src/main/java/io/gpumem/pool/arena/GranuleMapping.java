@@ -12,7 +12,7 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
  * The driver's calls that map and unmap the granules of an {@link Arena}'s expandable segments, made outside the
  * arena's lock on granules claimed under it and marked busy meanwhile, so that no thread waits on the lock behind the
  * driver: frees and fits go on while a thread maps. The thread that maps (one at a time, {@link Arena#allocate})
- * waits on the arena's monitor for the granules of its span that another thread is unmapping, unless granules sleep,
+ * waits on the arena's monitor for the granules of its span that another thread is unmapping, unless the arena sleeps,
  * when it leaves for the arena to be woken first ({@link Asleep}); a thread that has taken granules out waits on none,
  * so no two wait on each other.
  */
@@ -44,7 +44,7 @@ final class GranuleMapping {
 	 * ended, it tries again once as many bytes are unmapped as were then under way.
 	 * @throws GpuOutOfMemoryException naming the span's bytes and the device's free memory once its granules are back,
 	 * where the device refuses one
-	 * @throws Asleep where granules of the arena sleep, for the arena to wake before it maps anything
+	 * @throws Asleep where the arena sleeps, for it to wake before it maps anything
 	 */
 	void map(Span span, long stamp) {
 		try {
@@ -181,7 +181,7 @@ final class GranuleMapping {
 	}
 
 	/**
-	 * Thrown where a request would map while granules of the arena sleep: their span may lie on one, which only a wake
+	 * Thrown where a request would map while the arena sleeps: its span may lie on a granule asleep, which only a wake
 	 * maps again, and a sleep gives the device back all the arena maps.
 	 */
 	static final class Asleep extends RuntimeException {
@@ -189,7 +189,7 @@ final class GranuleMapping {
 		static final Asleep INSTANCE = new Asleep();
 
 		private Asleep() {
-			super("granules of the arena sleep", null, false, false);
+			super("the arena sleeps", null, false, false);
 		}
 
 	}

@@ -13,7 +13,7 @@ import io.gpumem.memory.MemoryAllocator;
  * bytes copied to host memory (the backend's pinned memory, or the Java heap where it has none or refuses) or
  * dropped, to be mapped again at the same offset when the arena wakes: the spans keep their addresses while the device
  * holds none of their memory (vLLM's sleep mode, torch_memory_saver). Each stays busy in its {@link Granules} while
- * asleep, so that nothing maps over it, and a request about to map anything while one sleeps wakes the arena first
+ * asleep, so that nothing maps over it, and a request about to map anything while the arena sleeps wakes it first
  * ({@link Arena#allocate}). Guarded by its own monitor, which the arena takes before its lock, only to take granules
  * out and settle them.
  */
@@ -27,7 +27,11 @@ final class SleepingGranules {
 	/** Written under this object's monitor, read without it. */
 	private volatile long offloadedBytes;
 
-	/** Whether a run sleeps or is being put asleep: written and read under the arena's lock. */
+	/**
+	 * Whether the arena sleeps: from a sleep's {@link #takeAll} to the end of the wake or to the close's
+	 * {@link #drop}, whether or not the sleep put a run asleep; after a sleep that failed, as before it or where a run
+	 * went asleep. Written and read under the arena's lock.
+	 */
 	private boolean sleeps;
 
 	SleepingGranules(MemoryAllocator host) {
@@ -51,8 +55,8 @@ final class SleepingGranules {
 	}
 
 	/**
-	 * Whether a run sleeps or is being put asleep, under the arena's lock: from its {@link #takeAll} to its wake, so
-	 * that a request about to map meanwhile wakes the arena first rather than wait for its granules or map beside them.
+	 * Whether the arena sleeps, under its lock: from a sleep's {@link #takeAll} to the wake, so that a request about to
+	 * map meanwhile wakes the arena first rather than wait for its granules, map beside them, or map while it sleeps.
 	 */
 	boolean sleeps() {
 		return this.sleeps;
@@ -71,18 +75,21 @@ final class SleepingGranules {
 	/**
 	 * Puts asleep the granules taken out into {@code unmapping} ({@link Granules#takeFree}): copies each one's bytes to
 	 * host memory where {@code offload}, then unmaps and frees it, driver calls made outside the arena's lock; those
-	 * the driver refused to unmap are settled mapped again, under it, their copies dropped.
+	 * the driver refused to unmap are settled mapped again, under it, their copies dropped. The arena sleeps from then
+	 * on; where the sleep fails, it sleeps on only if it {@code sleptBefore} the take or a granule went asleep.
 	 * @throws RuntimeException as the driver refuses, each granule unmapped before kept asleep
 	 */
-	void put(Unmapping unmapping, boolean offload, MemoryAllocator allocator, Arena arena) {
+	void put(Unmapping unmapping, boolean offload, MemoryAllocator allocator, Arena arena, boolean sleptBefore) {
 		List<Unmapping.Entry> entries = unmapping.entries();
 		Offloaded[] copies = new Offloaded[entries.size()];
+		boolean slept = false;
 		try {
 			for (int i = 0; offload && i < copies.length; i++) {
 				Unmapping.Entry entry = entries.get(i);
 				copies[i] = offload(entry.granules().view(entry.index(), entry.physical().size()));
 			}
 			unmapping.run(allocator);
+			slept = true;
 		}
 		finally {
 			for (int i = 0; i < unmapping.done(); i++) {
@@ -92,7 +99,7 @@ final class SleepingGranules {
 			}
 			synchronized (arena) {
 				arena.hold(unmapping.settleNotDone());
-				this.sleeps = !this.asleep.isEmpty();
+				this.sleeps = slept || sleptBefore || !this.asleep.isEmpty();
 				arena.notifyAll();
 			}
 			for (int i = unmapping.done(); i < copies.length; i++) {
@@ -134,7 +141,8 @@ final class SleepingGranules {
 
 	/**
 	 * Maps each granule asleep again at its offset, with memory of {@code allocator}, and copies its bytes back where
-	 * they were offloaded: driver calls outside the arena's lock, each granule settled under it.
+	 * they were offloaded: driver calls outside the arena's lock, each granule settled under it. The arena sleeps until
+	 * the wake ends, none asleep included, and on where it fails.
 	 * @return the bytes mapped again, and of them the bytes whose content was copied back
 	 * @throws RuntimeException as the allocator or the driver refuses, those still asleep kept for the next wake
 	 */
@@ -153,13 +161,15 @@ final class SleepingGranules {
 			this.asleep.remove(this.asleep.size() - 1);
 			synchronized (arena) {
 				arena.hold(granule.granules.settleRun(granule.index, granule.bytes, physical) - granule.heldBytes());
-				this.sleeps = !this.asleep.isEmpty();
 				arena.notifyAll();
 			}
 			mapped += physical.size();
 			if (granule.copy != null) {
 				granule.copy.free(this.host);
 			}
+		}
+		synchronized (arena) {
+			this.sleeps = false;
 		}
 		return new long[] { mapped, restored };
 	}

@@ -185,6 +185,28 @@ class GranuleMappingTest {
 	}
 
 	/**
+	 * A sleep with nothing lent, which puts no granule asleep, lasts until a wake all the same: a request that would
+	 * map meanwhile wakes the arena first.
+	 */
+	@Test
+	void aSleepWithNothingLentLastsUntilTheWakeARequestThatWouldMapRuns() throws Exception {
+		this.arena.giveBack(this.arena.allocate(0, MIB, 0), 0, 0, false);
+		this.arena.sleep(false);
+		assertThat(this.arena.asleep()).isTrue();
+		assertThat(this.arena.sleepingBytes()).isZero();
+		assertThat(this.driver.usedBytes(0)).isZero();
+
+		Block block = CompletableFuture.supplyAsync(() -> this.arena.allocate(0, MIB, 0)).get(10, TimeUnit.SECONDS);
+		assertThat(this.arena.asleep()).as("woken by the request").isFalse();
+		assertThat(this.arena.segmentBytes()).isEqualTo(GRANULE).isEqualTo(this.driver.usedBytes(0));
+
+		this.arena.giveBack(block, 0, 0, false);
+		this.arena.sleep(false);
+		this.arena.close();
+		assertThat(this.arena.asleep()).as("closed").isFalse();
+	}
+
+	/**
 	 * A sleep while another thread maps granules waits for the map to end, then puts them asleep with the rest: the
 	 * device holds nothing of the arena once the sleep returns.
 	 */
