@@ -220,6 +220,8 @@ public final class Arena extends Padding implements Tier {
 	 * to map again; a request that would map meanwhile wakes the arena first ({@link #allocate}). A run the driver
 	 * refuses to unmap stays mapped. Over fixed segments, gives back what is free only.
 	 * @return the bytes given back to the device, and of them the bytes offloaded
+	 * @throws IllegalStateException where the arena was closed as the sleep began, having given back what is free and
+	 * put nothing asleep: a close drops what sleeps, and nothing would drop what a later sleep put asleep
 	 * @throws RuntimeException as the driver refuses, every granule unmapped before asleep
 	 */
 	public long[] sleep(boolean offload) {
@@ -229,6 +231,9 @@ public final class Arena extends Padding implements Tier {
 		}
 		this.source.space.awaitDeviceWork();
 		synchronized (this.sleeping) {
+			if (this.closed) {
+				throw new IllegalStateException("the arena was closed as its sleep began: nothing was put asleep");
+			}
 			long offloadedBefore = this.sleeping.offloadedBytes();
 			Unmapping unmapping = new Unmapping();
 			boolean sleptBefore;

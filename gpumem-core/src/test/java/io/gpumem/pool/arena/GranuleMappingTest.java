@@ -29,6 +29,7 @@ import io.gpumem.pool.arena.Block;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
+import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.awaitility.Awaitility.await;
 
 /**
@@ -204,6 +205,25 @@ class GranuleMappingTest {
 		this.arena.sleep(false);
 		this.arena.close();
 		assertThat(this.arena.asleep()).as("closed").isFalse();
+	}
+
+	/**
+	 * A sleep that reaches the arena after its close, as one that passed the pool's check can, fails and puts nothing
+	 * asleep: the close dropped what slept, and nothing would drop it after.
+	 */
+	@Test
+	void aSleepAfterTheCloseFailsAndTakesNothingOut() {
+		Block lent = this.arena.allocate(0, MIB, 0);
+		this.arena.close();
+
+		assertThatIllegalStateException().isThrownBy(() -> this.arena.sleep(true))
+			.withMessage("the arena was closed as its sleep began: nothing was put asleep");
+
+		assertThat(this.arena.asleep()).isFalse();
+		assertThat(this.arena.sleepingBytes()).isZero();
+		assertThat(this.arena.offloadedBytes()).as("host memory held for a copy").isZero();
+		this.arena.giveBack(lent, 0, 0, false);
+		assertThat(this.driver.usedBytes(0)).isZero();
 	}
 
 	/**
