@@ -211,11 +211,8 @@ class SleepWakeTest {
 
 		CompletableFuture<PooledBuffer> waiting = acquireAcrossASleep(pool, pool.acquire(24L << 20));
 
-		assertThat(waiting).as("the acquire, which woke the pool").succeedsWithin(Duration.ofSeconds(30));
-		try (PooledBuffer more = waiting.get()) {
+		try (PooledBuffer more = assertWokeThePool(waiting, pool)) {
 			more.fill((byte) 5);
-			assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
-			assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
 		}
 		lent.assertIntact();
 		lent.closeAll();
@@ -237,16 +234,8 @@ class SleepWakeTest {
 
 		CompletableFuture<PooledBuffer> waiting = acquireAcrossASleep(pool, filling);
 
-		assertThat(waiting).failsWithin(Duration.ofSeconds(30))
-			.withThrowableOfType(ExecutionException.class)
-			.havingCause()
-			.isInstanceOf(PoolAsleepException.class)
-			.withMessageContaining("refuses an acquire");
-		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertRefusedAsleep(waiting, pool, backend);
 		assertThat(pool.statistics().inUseBuffers()).isEqualTo(1);
-		assertThat(pool.statistics().allocationFailures()).as("a refusal while asleep, as at an acquire's start")
-			.isZero();
-		assertThat(used(backend)).as("nothing mapped while asleep").isZero();
 		pool.wake();
 		assertThat(pool.reservedBytes()).as("the closed buffer's granules woken with the rest").isEqualTo(reserved);
 		lent.assertIntact();
@@ -266,12 +255,7 @@ class SleepWakeTest {
 
 		CompletableFuture<PooledBuffer> waiting = acquireAcrossTheSleepOfAnIdlePool(pool, backend);
 
-		assertThat(waiting).as("the acquire, which woke the pool").succeedsWithin(Duration.ofSeconds(30));
-		try (PooledBuffer buffer = waiting.get()) {
-			assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
-			assertThat(pool.sleepStatus().wakes()).isOne();
-			assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
-		}
+		assertWokeThePool(waiting, pool).close();
 		pool.close();
 		assertThat(used(backend)).isZero();
 	}
@@ -284,13 +268,7 @@ class SleepWakeTest {
 
 		CompletableFuture<PooledBuffer> waiting = acquireAcrossTheSleepOfAnIdlePool(pool, backend);
 
-		assertThat(waiting).failsWithin(Duration.ofSeconds(30))
-			.withThrowableOfType(ExecutionException.class)
-			.havingCause()
-			.isInstanceOf(PoolAsleepException.class)
-			.withMessageContaining("refuses an acquire");
-		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
-		assertThat(used(backend)).as("nothing mapped while asleep").isZero();
+		assertRefusedAsleep(waiting, pool, backend);
 		pool.wake();
 		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
 		pool.acquire(6 * GRANULE).close();
@@ -644,6 +622,33 @@ class SleepWakeTest {
 		pool.sleep(SleepMode.OFFLOAD);
 		device.free(otherProcess);
 		return waiting;
+	}
+
+	/** Asserts that {@code waiting} got its buffer having woken the pool, once; answers the buffer. */
+	private static PooledBuffer assertWokeThePool(CompletableFuture<PooledBuffer> waiting, StratifiedMemoryPool pool)
+			throws Exception {
+		assertThat(waiting).as("the acquire, which woke the pool").succeedsWithin(Duration.ofSeconds(30));
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		assertThat(pool.sleepStatus().wakes()).isOne();
+		assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("an acquire");
+		return waiting.get();
+	}
+
+	/**
+	 * Asserts that {@code waiting} was refused as the pool slept, which it still does, with nothing of it mapped and
+	 * no allocation failure counted.
+	 */
+	private static void assertRefusedAsleep(CompletableFuture<PooledBuffer> waiting, StratifiedMemoryPool pool,
+			GpuBackend backend) {
+		assertThat(waiting).failsWithin(Duration.ofSeconds(30))
+			.withThrowableOfType(ExecutionException.class)
+			.havingCause()
+			.isInstanceOf(PoolAsleepException.class)
+			.withMessageContaining("refuses an acquire");
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.ASLEEP);
+		assertThat(pool.statistics().allocationFailures()).as("a refusal while asleep, as at an acquire's start")
+			.isZero();
+		assertThat(used(backend)).as("nothing mapped while asleep").isZero();
 	}
 
 	/** {@code count} buffers of 1 KiB to 8 MiB, each written with random bytes of its own. */

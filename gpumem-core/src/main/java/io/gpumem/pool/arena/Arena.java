@@ -279,14 +279,9 @@ public final class Arena extends Padding implements Tier {
 	}
 
 	/**
-	 * Whether the arena sleeps, under the lock: from the sleep that takes out what is mapped to the wake that maps it
-	 * again, granules asleep or none.
+	 * Whether the arena sleeps, read under the lock: from the sleep that takes out what is mapped to the wake that maps
+	 * it again, granules asleep or none; never over fixed segments.
 	 */
-	boolean sleeps() {
-		return this.sleeping.sleeps();
-	}
-
-	/** Whether the arena sleeps ({@link #sleeps()}), read under the lock; never over fixed segments. */
 	public synchronized boolean asleep() {
 		return this.sleeping.sleeps();
 	}

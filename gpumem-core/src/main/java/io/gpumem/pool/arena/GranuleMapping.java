@@ -63,8 +63,8 @@ final class GranuleMapping {
 		synchronized (this.arena) {
 			long from = span.offset;
 			long to = from + span.size;
-			await(this.arena, () -> this.arena.sleeps() || !granules.busy(from, to));
-			if (this.arena.sleeps()) {
+			await(this.arena, () -> this.arena.asleep() || !granules.busy(from, to));
+			if (this.arena.asleep()) {
 				throw Asleep.INSTANCE;
 			}
 			claim = granules.claim(from, to, stamp);
