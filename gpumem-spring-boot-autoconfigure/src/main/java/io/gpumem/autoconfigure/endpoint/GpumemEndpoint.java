@@ -13,6 +13,7 @@ import org.springframework.boot.actuate.endpoint.annotation.Endpoint;
 import org.springframework.boot.actuate.endpoint.annotation.ReadOperation;
 import org.springframework.boot.actuate.endpoint.annotation.Selector;
 import org.springframework.boot.actuate.endpoint.annotation.WriteOperation;
+import org.springframework.util.unit.DataSize;
 
 import io.gpumem.admission.AdmissionStatistics;
 import io.gpumem.admission.GpuAdmission;
@@ -139,11 +140,12 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * Trims every pool down to {@code keepBytes} cached bytes, to nothing cached when it is absent (a body of
-	 * {@code {}} or none).
+	 * Trims every pool down to {@code keepBytes} cached bytes (a whole number of bytes, or a size such as
+	 * {@code 64MB} as in {@code application.yml}), to nothing cached when it is absent (a body of {@code {}} or none).
+	 * @throws InvalidEndpointRequestException (400) for a negative or malformed {@code keepBytes}
 	 */
 	@WriteOperation
-	public TrimResult trim(@Nullable Long keepBytes) {
+	public TrimResult trim(@Nullable String keepBytes) {
 		long keep = keepBytes(keepBytes);
 		Map<String, PoolTrim> trimmed = new LinkedHashMap<>();
 		this.pools.asMap().forEach((name, pool) -> trimmed.put(name, trim(pool, keep)));
@@ -151,11 +153,11 @@ public class GpumemEndpoint {
 	}
 
 	/**
-	 * Trims one pool down to {@code keepBytes} cached bytes, to nothing cached when it is absent; {@code null}
-	 * (404) for an unknown pool.
+	 * Trims one pool down to {@code keepBytes} cached bytes, read as by {@link #trim(String)}; {@code null} (404) for
+	 * an unknown pool.
 	 */
 	@WriteOperation
-	public @Nullable TrimResult trimPool(@Selector String pool, @Nullable Long keepBytes) {
+	public @Nullable TrimResult trimPool(@Selector String pool, @Nullable String keepBytes) {
 		long keep = keepBytes(keepBytes);
 		MemoryCache found = this.pools.get(pool);
 		return (found != null) ? TrimResult.of(Map.of(pool, trim(found, keep))) : null;
@@ -175,8 +177,7 @@ public class GpumemEndpoint {
 			return null;
 		}
 		if (!(found instanceof MemoryPool sleeps)) {
-			String reason = "pool '" + pool + "' cannot sleep: it is not a memory pool";
-			throw new InvalidEndpointRequestException(reason, reason);
+			throw badRequest("pool '" + pool + "' cannot sleep: it is not a memory pool");
 		}
 		return action.equals("sleep") ? sleeps.sleep(sleepMode(mode)) : sleeps.wake();
 	}
@@ -190,8 +191,11 @@ public class GpumemEndpoint {
 				return known;
 			}
 		}
-		String reason = "mode must be offload or discard, not '" + mode + "'";
-		throw new InvalidEndpointRequestException(reason, reason);
+		throw badRequest("mode must be offload or discard, not '" + mode + "'");
+	}
+
+	private static InvalidEndpointRequestException badRequest(String reason) {
+		return new InvalidEndpointRequestException(reason, reason);
 	}
 
 	private static PoolTrim trim(MemoryCache pool, long keepBytes) {
@@ -199,15 +203,22 @@ public class GpumemEndpoint {
 		return new PoolTrim(released, pool.cachedBytes());
 	}
 
-	private static long keepBytes(@Nullable Long keepBytes) {
+	private static long keepBytes(@Nullable String keepBytes) {
 		if (keepBytes == null) {
 			return 0;
 		}
-		if (keepBytes < 0) {
-			throw new InvalidEndpointRequestException("keepBytes must not be negative: " + keepBytes,
-					"keepBytes must not be negative");
+		long bytes;
+		try {
+			bytes = DataSize.parse(keepBytes).toBytes();
 		}
-		return keepBytes;
+		catch (IllegalArgumentException ex) {
+			throw badRequest("keepBytes must be a whole number of bytes or a size such as 64MB, not '" + keepBytes
+					+ "'");
+		}
+		if (bytes < 0) {
+			throw badRequest("keepBytes must not be negative: " + keepBytes);
+		}
+		return bytes;
 	}
 
 	/**

@@ -39,7 +39,7 @@ public class GpumemEndpointWebExtension {
 	}
 
 	@WriteOperation
-	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, @Nullable Long keepBytes) {
+	public WebEndpointResponse<TrimResult> trimPool(@Selector String pool, @Nullable String keepBytes) {
 		return found(this.delegate.trimPool(pool, keepBytes));
 	}
 

@@ -3,6 +3,7 @@ package io.gpumem.autoconfigure.endpoint;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Consumer;
 
 import org.junit.jupiter.api.Test;
@@ -28,7 +29,7 @@ import io.gpumem.pool.StratifiedMemoryPool;
 				"gpumem.device-pool.segments=fixed",
 				"management.endpoints.web.exposure.include=gpumem,health,metrics",
 				"management.endpoint.gpumem.access=unrestricted",
-				"management.endpoint.health.show-details=always" })
+				"management.endpoint.health.show-details=always", "spring.mvc.problemdetails.enabled=true" })
 @AutoConfigureRestTestClient
 class GpumemEndpointHttpTest {
 
@@ -250,10 +251,15 @@ class GpumemEndpointHttpTest {
 	}
 
 	@Test
-	void aNegativeOrMalformedKeepBytesIsABadRequestAndTrimsNothing() {
+	void aNegativeOrMalformedKeepBytesIsABadRequestNamingTheValueAndTrimsNothing() {
 		this.devicePool.warm(64 * 1024, 2);
 		long cached = this.devicePool.cachedBytes();
-		for (String body : new String[] { "{\"keepBytes\": -1}", "{\"keepBytes\": \"abc\"}" }) {
+		Map<String, String> reasons = Map.of("{\"keepBytes\": -1}", "keepBytes must not be negative: -1",
+				"{\"keepBytes\": \"abc\"}",
+				"keepBytes must be a whole number of bytes or a size such as 64MB, not 'abc'",
+				"{\"keepBytes\": 1.5}",
+				"keepBytes must be a whole number of bytes or a size such as 64MB, not '1.5'");
+		reasons.forEach((body, reason) -> {
 			for (String uri : new String[] { "/actuator/gpumem", "/actuator/gpumem/device" }) {
 				this.client.post()
 					.uri(uri)
@@ -261,10 +267,31 @@ class GpumemEndpointHttpTest {
 					.body(body)
 					.exchange()
 					.expectStatus()
-					.isBadRequest();
+					.isBadRequest()
+					.expectBody()
+					.jsonPath("$.detail")
+					.isEqualTo(reason);
 			}
-		}
+		});
 		assertThat(this.devicePool.cachedBytes()).isEqualTo(cached);
+	}
+
+	@Test
+	void aTrimKeepsASizeWrittenAsInApplicationYml() {
+		this.devicePool.trim(0);
+		this.devicePool.warm(64 * 1024, 32);
+		this.devicePool.warm(64 * 1024, 32);
+		this.client.post()
+			.uri("/actuator/gpumem/device")
+			.contentType(MediaType.APPLICATION_JSON)
+			.body("{\"keepBytes\": \"2MB\"}")
+			.exchange()
+			.expectStatus()
+			.isOk()
+			.expectBody()
+			.jsonPath("$.pools.device.releasedBytes").isEqualTo(2L << 20)
+			.jsonPath("$.pools.device.cachedBytes").isEqualTo(2L << 20);
+		this.devicePool.trim(0);
 	}
 
 	@Test
