@@ -190,6 +190,8 @@ public final class StratifiedMemoryPool implements MemoryPool {
 	 * Allocates buffers into the class of exactly {@code classSize} bytes, as far as the caps allow.
 	 * @return how many buffers were added
 	 * @throws IllegalArgumentException if {@code classSize} is not a size class or {@code count} is negative
+	 * @throws PoolAsleepException if the pool sleeps and refuses acquires ({@code sleep.on-acquire: refuse}); where it
+	 * wakes on an acquire instead, a warm-up wakes it first
 	 */
 	public int warm(long classSize, int count) {
 		int classIndex = this.ladder.exactIndexOf(classSize);
@@ -202,6 +204,7 @@ public final class StratifiedMemoryPool implements MemoryPool {
 		}
 		checkOpen();
 		this.health.check();
+		this.sleep.beforeUse("a warm-up");
 		int added = this.tiers.warm(classIndex, count);
 		if (this.closed.get()) {
 			this.tiers.close();

@@ -180,6 +180,45 @@ class SleepWakeTest {
 		pool.close();
 	}
 
+	/** A warm-up while asleep adds memory to the pool, so it wakes the pool first, as an acquire does, or is refused. */
+	@Test
+	void aWarmUpWhileAsleepWakesThePoolFirstOrIsRefused() {
+		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.WAKE);
+		Lent lent = lend(pool, 10);
+		pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(pool.warm(64 * 1024, 4)).isEqualTo(4);
+
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		assertThat(pool.sleepStatus().lastWake().cause()).isEqualTo("a warm-up");
+		lent.assertIntact();
+		lent.closeAll();
+		pool.close();
+
+		GpuBackend backend = new HostBackend(256L << 20);
+		StratifiedMemoryPool refusing = pool(backend, SleepOnAcquire.REFUSE);
+		refusing.sleep(SleepMode.OFFLOAD);
+		assertThatExceptionOfType(PoolAsleepException.class).isThrownBy(() -> refusing.warm(64 * 1024, 4))
+			.withMessage("pool 'sleepy' is asleep and refuses a warm-up (sleep on-acquire: refuse): wake it first");
+		assertThat(used(backend)).isZero();
+		assertThat(refusing.cachedBytes()).isZero();
+		refusing.close();
+	}
+
+	/** Over fixed segments too, which a sleep with nothing lent leaves asleep: a warm-up wakes the pool first. */
+	@Test
+	void aWarmUpOfAFixedSegmentsPoolAsleepWakesItFirst() {
+		StratifiedMemoryPool pool = new StratifiedMemoryPool(new HostBackend(256L << 20).allocator(MemoryKind.DEVICE),
+				PoolConfig.builder("fixed").build());
+		pool.sleep(SleepMode.OFFLOAD);
+
+		assertThat(pool.warm(64 * 1024, 4)).isEqualTo(4);
+
+		assertThat(pool.sleepStatus().state()).isEqualTo(SleepStatus.State.AWAKE);
+		assertThat(pool.reservedBytes()).isPositive();
+		pool.close();
+	}
+
 	@Test
 	void aPoolThatRefusesWhileAsleepFailsAcquiresAndUsesUntilWoken() {
 		StratifiedMemoryPool pool = pool(new HostBackend(256L << 20), SleepOnAcquire.REFUSE);
