@@ -246,9 +246,17 @@ class PoolLincheckTest {
 					|| className.startsWith("io.gpumem.cuda.FakeAddressRange");
 		}
 
+		/**
+		 * Whether the books are exact once every buffer is closed, and, before, whether a pool over expandable segments
+		 * that reads asleep holds no memory: a sleep unmaps all of it, and nothing maps until the wake.
+		 */
 		@Validate
 		public void booksAreExact() {
 			strewFirst();
+			if (setup.expandable() && this.pool.sleepStatus().state() == SleepStatus.State.ASLEEP
+					&& this.held.held() != 0) {
+				throw new IllegalStateException("the pool reads asleep over " + this.held.held() + " bytes mapped");
+			}
 			for (int slot = 0; slot < this.slots.count(); slot++) {
 				close(slot);
 			}
