@@ -137,7 +137,7 @@ final class MemoryWatch {
 			}
 			long cached = pool.cachedBytes();
 			if (cached > 0) {
-				released += pool.trim(Math.max(0, cached - (bytes - released)));
+				released += trimOpen(pool, Math.max(0, cached - (bytes - released)));
 			}
 		}
 		return released;
@@ -146,9 +146,28 @@ final class MemoryWatch {
 	private long trimAll(MemoryPool refusing) {
 		long freed = this.pools.contains(refusing) ? 0 : refusing.trim(0);
 		for (MemoryPool each : this.pools) {
-			freed += each.trim(0);
+			freed += trimOpen(each, 0);
 		}
 		return freed;
+	}
+
+	/**
+	 * Trims {@code pool} down to {@code keepBytes}; nothing where it was closed, as a registered pool may be before or
+	 * during the trim, for another pool's refusal is not to fail with its close.
+	 */
+	private static long trimOpen(MemoryPool pool, long keepBytes) {
+		if (pool.isClosed()) {
+			return 0;
+		}
+		try {
+			return pool.trim(keepBytes);
+		}
+		catch (IllegalStateException ex) {
+			if (pool.isClosed()) {
+				return 0;
+			}
+			throw ex;
+		}
 	}
 
 }

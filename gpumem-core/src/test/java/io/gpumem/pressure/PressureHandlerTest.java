@@ -337,6 +337,25 @@ class PressureHandlerTest {
 		assertThat(handler.statistics().outOfMemoryRefusals()).isEqualTo(50);
 	}
 
+	/** A pool closed while registered is passed over: another pool's refusal ends in our exception, not the close's. */
+	@Test
+	void outOfMemoryBesideAClosedRegisteredPoolIsOurException() {
+		StratifiedMemoryPool closed = pool("closed", MIB);
+		StratifiedMemoryPool device = pool("device", MIB);
+		PressureHandler handler = PressureHandler.builder(this.backend::memoryInfo).build();
+		handler.register(closed);
+		handler.register(device);
+		closed.close();
+		List<PooledBuffer> held = new ArrayList<>();
+		for (int i = 0; i < 40; i++) {
+			held.add(device.acquire(MIB));
+		}
+		assertThatExceptionOfType(GpuOutOfMemoryException.class).isThrownBy(() -> device.acquire(32 * MIB));
+		assertThat(handler.statistics().outOfMemoryFailures()).isEqualTo(1);
+		assertThat(device.statistics().inUseBytes()).isEqualTo(40 * MIB);
+		held.forEach(PooledBuffer::close);
+	}
+
 	@Test
 	void outOfMemoryWithNothingCachedIsOurExceptionWithEveryCountExact() {
 		StratifiedMemoryPool device = pool("device", MIB);
