@@ -8,7 +8,10 @@ import io.gpumem.memory.OutOfMemoryDiagnostic;
  */
 public interface PoolListener {
 
-	/** Called after a miss made {@code pool} reserve more memory from its allocator. */
+	/**
+	 * Called after a miss made {@code pool} reserve more memory from its allocator; what it throws is logged, and
+	 * the acquire gets its buffer all the same.
+	 */
 	default void reservedMemoryGrew(MemoryPool pool) {
 	}
 

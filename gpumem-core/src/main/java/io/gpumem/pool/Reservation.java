@@ -81,14 +81,12 @@ final class Reservation implements MemorySource {
 		this.observer = Objects.requireNonNull(observer, "observer");
 	}
 
-	/** Tells the listeners that the pool reserved more memory. */
+	/**
+	 * Tells the listeners that the pool reserved more memory: news, after the memory was had, so that one that fails
+	 * loses no block the acquire holds.
+	 */
 	void grew() {
-		tell((listener) -> listener.reservedMemoryGrew(this.pool));
-	}
-
-	/** Tells each of the pool's listeners {@code message}. */
-	void tell(Consumer<PoolListener> message) {
-		this.listeners.forEach(message);
+		tellEach((listener) -> listener.reservedMemoryGrew(this.pool));
 	}
 
 	/** Tells each of the pool's listeners {@code news} of what has happened; one that fails is logged, and hides nothing. */

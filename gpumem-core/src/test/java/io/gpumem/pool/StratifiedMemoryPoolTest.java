@@ -66,6 +66,30 @@ class StratifiedMemoryPoolTest {
 					+ "\\d+ ms, at most 1.00 MiB cached");
 	}
 
+	/** A listener that fails on the news of a miss is logged, and the acquire keeps the memory it was given. */
+	@Test
+	void aListenerThatFailsAsThePoolGrowsLosesNoBlock() {
+		StratifiedMemoryPool pool = pool(config());
+		pool.addListener(new PoolListener() {
+			@Override
+			public void reservedMemoryGrew(MemoryPool grown) {
+				throw new IllegalStateException("a listener that fails");
+			}
+		});
+		List<String> warnings;
+		try (PoolLog log = PoolLog.capture(Level.WARNING)) {
+			try (PooledBuffer buffer = pool.acquire(1000)) {
+				assertThat(pool.statistics().inUseBytes()).isEqualTo(1024);
+			}
+			warnings = log.messages();
+		}
+		assertThat(warnings).singleElement().asString().isEqualTo("A listener of pool 'test' failed");
+		PoolStatistics stats = pool.statistics();
+		assertThat(stats.inUseBytes()).isZero();
+		assertThat(stats.cachedBytes()).isEqualTo(1024);
+		assertThat(this.allocator.statistics().currentBytes()).isEqualTo(stats.reservedBytes());
+	}
+
 	@Test
 	void roundsRequestsUpAndServesTheSecondFromTheCache() {
 		StratifiedMemoryPool pool = pool(config());
