@@ -59,11 +59,20 @@ public final class ScopedBuffer extends GpuBuffer {
 		}
 	}
 
-	/** Returns the memory to the pool once the stream's work so far has completed; see {@link PooledBuffer#closeAfter}. */
+	/**
+	 * Returns the memory to the pool once the stream's work so far has completed; see {@link PooledBuffer#closeAfter}.
+	 * Where that fails (a closed stream), the buffer stays open, in the scope's books.
+	 */
 	public void closeAfter(GpuStream stream) {
 		if (this.closed.compareAndSet(false, true)) {
+			try {
+				this.pooled.closeAfter(stream);
+			}
+			catch (RuntimeException | Error ex) {
+				this.closed.set(false);
+				throw ex;
+			}
 			this.scope.closed(this);
-			this.pooled.closeAfter(stream);
 		}
 	}
 

@@ -8,6 +8,7 @@ import io.gpumem.memory.ElementType;
 import io.gpumem.memory.MemoryKind;
 import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.stream.GpuStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
@@ -54,6 +55,21 @@ class MemoryScopeTest {
 		}
 		assertThat(this.pool.statistics().inUseBuffers()).isZero();
 		assertThat(this.pool.statistics().returns()).isEqualTo(3);
+	}
+
+	/** A close after a stream that cannot be waited for fails and leaves the buffer open, in the scope's books. */
+	@Test
+	void aCloseAfterAClosedStreamFailsAndLosesNothing() {
+		GpuStream stream = this.backend.createStream();
+		stream.close();
+		try (MemoryScope scope = MemoryScope.open("stream", this.pool)) {
+			ScopedBuffer buffer = scope.allocate(1024);
+			assertThatIllegalStateException().isThrownBy(() -> buffer.closeAfter(stream));
+			assertThat(buffer.isClosed()).isFalse();
+			assertThat(scope.statistics().currentBytes()).isEqualTo(1024);
+			assertThat(scope.statistics().openBuffers()).isEqualTo(1);
+		}
+		assertThat(this.pool.statistics().inUseBuffers()).isZero();
 	}
 
 	@Test
