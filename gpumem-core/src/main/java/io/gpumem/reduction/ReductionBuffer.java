@@ -133,9 +133,21 @@ public final class ReductionBuffer extends GpuBuffer {
 					this.stream.synchronize();
 				}
 			}
-			finally {
-				this.cache.release(this.key, released);
+			catch (RuntimeException | Error ex) {
+				giveBackAfterTheStream(released, ex);
+				throw ex;
 			}
+			this.cache.release(this.key, released);
+		}
+	}
+
+	/** Where the wait for the stream failed, the cache takes the buffer back after the stream's work. */
+	private void giveBackAfterTheStream(PooledBuffer released, Throwable failedWait) {
+		try {
+			this.cache.releaseAfter(this.key, released, this.stream);
+		}
+		catch (RuntimeException ex) {
+			failedWait.addSuppressed(ex);
 		}
 	}
 

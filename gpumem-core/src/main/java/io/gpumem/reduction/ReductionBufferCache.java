@@ -237,6 +237,15 @@ public final class ReductionBufferCache implements MemoryCache, AutoCloseable {
 		}
 	}
 
+	/**
+	 * Takes back a buffer whose stream's kernel may still write it: to the device pool after the stream's work, never
+	 * onto the shelf, whose next request would reset it under the kernel.
+	 */
+	void releaseAfter(ReductionKey key, PooledBuffer pooled, GpuStream stream) {
+		this.sizes.get(key.bytes()).returned(pooled.capacity());
+		pooled.closeAfter(stream);
+	}
+
 	/** Sets a closed buffer's memory aside for its key, or gives it back to the device pool. */
 	void release(ReductionKey key, PooledBuffer pooled) {
 		long capacity = pooled.capacity();

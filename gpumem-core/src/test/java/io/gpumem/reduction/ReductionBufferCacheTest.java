@@ -4,6 +4,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.SplittableRandom;
+import java.util.concurrent.CancellationException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -13,10 +14,12 @@ import java.util.stream.Stream;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Named;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.MethodSource;
 
 import io.gpumem.backend.GpuBackend;
+import io.gpumem.buffer.GpuBuffer;
 import io.gpumem.cuda.CudaBackend;
 import io.gpumem.cuda.FakeCudaDriver;
 import io.gpumem.host.HostBackend;
@@ -26,8 +29,11 @@ import io.gpumem.pool.PoolConfig;
 import io.gpumem.pool.PoolStatistics;
 import io.gpumem.pool.SizeClassStatistics;
 import io.gpumem.pool.StratifiedMemoryPool;
+import io.gpumem.stream.GpuEvent;
+import io.gpumem.stream.GpuStream;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatExceptionOfType;
 import static org.assertj.core.api.Assertions.assertThatIllegalArgumentException;
 import static org.assertj.core.api.Assertions.assertThatIllegalStateException;
 import static org.assertj.core.api.Assertions.offset;
@@ -208,6 +214,68 @@ class ReductionBufferCacheTest {
 		assertThat(this.cache.trim(block)).isEqualTo(3 * block);
 		assertThat(this.cache.cachedBytes()).isEqualTo(block);
 		assertThat(this.device.statistics().inUseBuffers()).as("the device pool lends none of the six").isZero();
+	}
+
+	/**
+	 * A close whose wait for the stream fails (an interrupted wait, a device error) cannot know the kernel is done: the
+	 * buffer goes back to the pool after the stream's work, not onto the shelf for the next request's reset.
+	 */
+	@Test
+	void aCloseWhoseStreamWaitFailsShelvesNothing() {
+		open(() -> new HostBackend(64L << 20));
+		GpuStream stream = this.backend.createStream();
+		GpuStream failingWait = new GpuStream() {
+
+			@Override
+			public void copy(GpuBuffer source, long sourceOffset, GpuBuffer target, long targetOffset, long bytes) {
+				stream.copy(source, sourceOffset, target, targetOffset, bytes);
+			}
+
+			@Override
+			public void fill(GpuBuffer target, long offset, long bytes, byte value) {
+				stream.fill(target, offset, bytes, value);
+			}
+
+			@Override
+			public void prefetchToDevice(GpuBuffer buffer) {
+				stream.prefetchToDevice(buffer);
+			}
+
+			@Override
+			public void prefetchToHost(GpuBuffer buffer) {
+				stream.prefetchToHost(buffer);
+			}
+
+			@Override
+			public GpuEvent record() {
+				return stream.record();
+			}
+
+			@Override
+			public void synchronize() {
+				throw new CancellationException("the wait was interrupted");
+			}
+
+			@Override
+			public boolean isClosed() {
+				return stream.isClosed();
+			}
+
+			@Override
+			public void close() {
+				stream.close();
+			}
+
+		};
+		ReductionBuffer buffer = this.cache.acquire(float.class, 4, ReductionOp.SUM, failingWait);
+
+		assertThatExceptionOfType(CancellationException.class).isThrownBy(buffer::close);
+
+		assertThat(this.cache.statistics().cachedBuffers()).isZero();
+		assertThat(this.cache.statistics().inUseBuffers()).isZero();
+		assertThat(this.device.statistics().inUseBuffers()).isZero();
+		assertThat(this.device.statistics().cachedBuffers()).isEqualTo(1);
+		stream.close();
 	}
 
 	@ParameterizedTest
