@@ -50,17 +50,24 @@ final class LeakCollection {
 	}
 
 	/**
-	 * Collects, with {@code lent} bytes lent, and calls {@code retry} after each wait that brought buffers back.
+	 * Collects, with {@code lent} bytes lent, and calls {@code retry} after each wait that brought buffers back; an
+	 * acquire that arrived while another collected retries on what that one brought back, or gives up with it.
 	 * @return the block a retry got, or null
 	 */
-	synchronized <B> B collect(long lent, Supplier<B> retry) {
+	<B> B collect(long lent, Supplier<B> retry) {
 		long arrived = System.nanoTime();
-		if (this.lastEnd - arrived > 0) {
-			return this.lastFound ? retry.get() : null;
+		synchronized (this) {
+			if (this.lastEnd - arrived > 0) {
+				return this.lastFound ? retry.get() : null;
+			}
+			if (!this.lastFound && arrived - this.lastEnd < QUIET_NANOS) {
+				return null;
+			}
+			return collectNow(lent, retry);
 		}
-		if (!this.lastFound && arrived - this.lastEnd < QUIET_NANOS) {
-			return null;
-		}
+	}
+
+	private <B> B collectNow(long lent, Supplier<B> retry) {
 		this.counters.countGcRequest();
 		if (!this.collecting) {
 			this.collecting = true;
@@ -84,8 +91,10 @@ final class LeakCollection {
 		catch (InterruptedException ex) {
 			Thread.currentThread().interrupt();
 		}
-		this.lastFound = seen > before;
-		this.lastEnd = System.nanoTime();
+		finally {
+			this.lastFound = seen > before;
+			this.lastEnd = System.nanoTime();
+		}
 		return block;
 	}
 
