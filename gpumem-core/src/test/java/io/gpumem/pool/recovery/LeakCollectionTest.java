@@ -3,7 +3,6 @@ package io.gpumem.pool.recovery;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
 
@@ -23,8 +22,8 @@ class LeakCollectionTest {
 		CountDownLatch collecting = new CountDownLatch(1);
 		CountDownLatch found = new CountDownLatch(1);
 		Leaks source = new Leaks(collecting, found);
-		AtomicInteger gcRequests = new AtomicInteger();
-		LeakCollection collection = new LeakCollection("test", source, new CountingGcRequests(gcRequests));
+		GcRequestCounters counters = new GcRequestCounters();
+		LeakCollection collection = new LeakCollection("test", source, counters);
 
 		CompletableFuture<String> first = CompletableFuture.supplyAsync(() -> collection.collect(1, () -> "first"));
 		assertThat(collecting.await(10, TimeUnit.SECONDS)).isTrue();
@@ -36,7 +35,7 @@ class LeakCollectionTest {
 		assertThat(first.get(10, TimeUnit.SECONDS)).isEqualTo("first");
 		arriving.join(10_000);
 		assertThat(source.second).isEqualTo("second");
-		assertThat(gcRequests).as("one collection for both").hasValue(1);
+		assertThat(counters.gcRequests).as("one collection for both").hasValue(1);
 	}
 
 	/** Leaks that the first wait finds once the test lets it; the waits after it find one each at once. */
@@ -100,35 +99,6 @@ class LeakCollectionTest {
 		@Override
 		public GpuOutOfMemoryException refuse(Refusal refusal) {
 			throw new UnsupportedOperationException();
-		}
-
-	}
-
-	private record CountingGcRequests(AtomicInteger gcRequests) implements RecoveryCounters {
-
-		@Override
-		public void countWait() {
-		}
-
-		@Override
-		public void countWaitEnd(long nanos, boolean timedOut) {
-		}
-
-		@Override
-		public void countStreamWait() {
-		}
-
-		@Override
-		public void countGcRequest() {
-			this.gcRequests.incrementAndGet();
-		}
-
-		@Override
-		public void countGiveWay() {
-		}
-
-		@Override
-		public void countAllocationFailure(RuntimeException failure) {
 		}
 
 	}

@@ -28,7 +28,7 @@ class OutOfMemoryChainTest {
 
 	private final Source source = new Source();
 
-	private final OutOfMemoryChain<String> chain = new OutOfMemoryChain<>("test", this.source, new Counters(), 2,
+	private final OutOfMemoryChain<String> chain = new OutOfMemoryChain<>("test", this.source, new GcRequestCounters(), 2,
 			new Holdings());
 
 	@Test
@@ -203,34 +203,6 @@ class OutOfMemoryChainTest {
 
 		private static long beyondReachCapacity(String reason) {
 			return reason.equals("beyond reach") ? BYTES / 2 : 4 * BYTES;
-		}
-
-	}
-
-	private static final class Counters implements RecoveryCounters {
-
-		@Override
-		public void countWait() {
-		}
-
-		@Override
-		public void countWaitEnd(long nanos, boolean timedOut) {
-		}
-
-		@Override
-		public void countStreamWait() {
-		}
-
-		@Override
-		public void countGcRequest() {
-		}
-
-		@Override
-		public void countGiveWay() {
-		}
-
-		@Override
-		public void countAllocationFailure(RuntimeException failure) {
 		}
 
 	}
